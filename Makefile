@@ -1,0 +1,37 @@
+# Three Thirteen game host. `make run` and `make test` are all a newcomer needs.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: install run test lint format typecheck bench bench-bots bench-http bench-report openapi soak clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install ## serve the API on $(HOST):$(PORT) (embedded Redis unless REDIS_URL is set)
+	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn -c deploy/gunicorn.conf.py service.wsgi:app
+
+test: install ## the whole suite (starts its own throwaway redis-server)
+	$(PY) -m pytest
+
+lint: install ## ruff (lint + format check) and mypy --strict on the engine
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+format: install
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: install ## hand solver speed on a corpus of >= 10,000 hands
+	$(PY) bench/solver_bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

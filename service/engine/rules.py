@@ -1,0 +1,394 @@
+"""Game rules: the options (variants), presets, round schedule and card points.
+
+:class:`Options` holds every option of RULES.md section 7; :class:`Game` binds
+options to a number of players and derives what follows from them (decks,
+rounds).  Nothing here changes once built.
+
+>>> game = Game(4, Options.from_dict({"extra_rounds": 2}))
+>>> game.decks, len(game.rounds)
+(2, 13)
+>>> game.rounds[-1]
+RoundSpec(number=13, hand_size=15, wild_rank=<Rank.TWO: 2>)
+>>> Options.from_dict({"acess": "low"})
+Traceback (most recent call last):
+...
+service.engine.errors.InvalidOptionError: unknown option 'acess'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from service.engine.cards import Card, Rank
+from service.engine.errors import InvalidOptionError
+
+MIN_PLAYERS = 2
+MAX_PLAYERS = 8
+MAX_DECKS = 12
+MAX_TURNS_LIMIT = 10_000
+
+
+class Aces(enum.Enum):
+    LOW = "low"
+    HIGH_OR_LOW = "high_or_low"
+
+
+class FaceCardPoints(enum.Enum):
+    TEN = "ten"
+    RANK = "rank"
+
+
+class RoundOrder(enum.Enum):
+    UP = "up"
+    UP_DOWN = "up_down"
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Every rule variant of RULES.md section 7; the defaults are ``classic``."""
+
+    aces: Aces = Aces.LOW
+    face_card_points: FaceCardPoints = FaceCardPoints.TEN
+    unused_wild_points: int | None = None
+    jokers_per_deck: int = 0
+    max_wilds_per_meld: int | None = None
+    all_wild_melds: bool = False
+    extra_rounds: int = 0
+    round_order: RoundOrder = RoundOrder.UP
+    double_face_rounds: bool = False
+    lay_off: bool = False
+    false_go_out_penalty: int | None = None
+    decks: int | None = None
+    max_turns_per_round: int | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], base: Options | None = None) -> Options:
+        """Options from JSON-like data, over ``base`` (default: classic).
+
+        Unknown names and values outside the allowed ones raise
+        :class:`InvalidOptionError` naming the option; nothing is corrected.
+
+        >>> Options.from_dict({"aces": "high_or_low"}).aces
+        <Aces.HIGH_OR_LOW: 'high_or_low'>
+        >>> Options.from_dict({"jokers_per_deck": 3})
+        Traceback (most recent call last):
+        ...
+        service.engine.errors.InvalidOptionError: option 'jokers_per_deck' must be one of 0, 1, 2
+        """
+        if not isinstance(data, Mapping):
+            raise InvalidOptionError("options must be an object", field="options")
+        values: dict[str, Any] = {}
+        for name, raw in data.items():
+            spec = OPTION_SPECS.get(name)
+            if spec is None:
+                raise InvalidOptionError(f"unknown option {name!r}", field=name)
+            values[name] = spec.convert(raw)
+        return dataclasses.replace(base or CLASSIC, **values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, every option present.
+
+        >>> Options().to_dict()["aces"]
+        'low'
+        """
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value.value if isinstance(value, enum.Enum) else value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """How one option is validated and described (``GET /v1/rulesets``)."""
+
+    name: str
+    default: Any
+    allowed: tuple[Any, ...] | None  # None: a number range, see minimum/maximum
+    description: str
+    enum_type: type[enum.Enum] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    nullable: bool = False
+
+    def convert(self, raw: Any) -> Any:
+        if raw is None:
+            if self.nullable:
+                return None
+            raise InvalidOptionError(f"option {self.name!r} may not be null", field=self.name)
+        if self.enum_type is not None:
+            try:
+                return self.enum_type(raw)
+            except ValueError:
+                raise self._bad() from None
+        if isinstance(self.default, bool):
+            if not isinstance(raw, bool):
+                raise InvalidOptionError(
+                    f"option {self.name!r} must be true or false", field=self.name
+                )
+            return raw
+        if not isinstance(raw, int) or isinstance(raw, bool):
+            raise self._bad()
+        if self.allowed is not None and raw not in self.allowed:
+            raise self._bad()
+        if self.minimum is not None and raw < self.minimum:
+            raise self._bad()
+        if self.maximum is not None and raw > self.maximum:
+            raise self._bad()
+        return raw
+
+    def _bad(self) -> InvalidOptionError:
+        if self.allowed is not None:
+            shown = ", ".join("null" if a is None else str(a) for a in self.allowed)
+            return InvalidOptionError(
+                f"option {self.name!r} must be one of {shown}", field=self.name
+            )
+        return InvalidOptionError(
+            f"option {self.name!r} must be null or a whole number "
+            f"from {self.minimum} to {self.maximum}",
+            field=self.name,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description for clients."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "default": self.default,
+            "description": self.description,
+        }
+        if self.allowed is not None:
+            out["allowed"] = list(self.allowed)
+        else:
+            out["nullable"] = self.nullable
+            out["minimum"] = self.minimum
+            out["maximum"] = self.maximum
+        return out
+
+
+def _enum_values(e: type[enum.Enum]) -> tuple[Any, ...]:
+    return tuple(m.value for m in e)
+
+
+OPTION_SPECS: dict[str, OptionSpec] = {
+    s.name: s
+    for s in (
+        OptionSpec(
+            "aces",
+            "low",
+            _enum_values(Aces),
+            "Aces low only, or high or low (Q K A); a leftover ace then scores 15.",
+            enum_type=Aces,
+        ),
+        OptionSpec(
+            "face_card_points",
+            "ten",
+            _enum_values(FaceCardPoints),
+            "J, Q, K score 10 each, or 11, 12, 13.",
+            enum_type=FaceCardPoints,
+        ),
+        OptionSpec(
+            "unused_wild_points",
+            None,
+            (None, 15),
+            "A wild-rank card left in hand scores its face value (null) or 15.",
+            nullable=True,
+        ),
+        OptionSpec(
+            "jokers_per_deck", 0, (0, 1, 2), "Jokers per deck, wild in every round; 20 points."
+        ),
+        OptionSpec(
+            "max_wilds_per_meld",
+            None,
+            (None, 1),
+            "No limit (null) or at most one card per meld playing as a wild.",
+            nullable=True,
+        ),
+        OptionSpec("all_wild_melds", False, (False, True), "A meld may be wild cards only."),
+        OptionSpec(
+            "extra_rounds",
+            0,
+            (0, 1, 2),
+            "Round 12 deals 14 cards with aces wild; round 13 deals 15 with 2s wild.",
+        ),
+        OptionSpec(
+            "round_order",
+            "up",
+            _enum_values(RoundOrder),
+            "Hand sizes go up (3..13), or up then down again (22 rounds).",
+            enum_type=RoundOrder,
+        ),
+        OptionSpec(
+            "double_face_rounds",
+            False,
+            (False, True),
+            "Round scores double in rounds where J, Q or K are wild.",
+        ),
+        OptionSpec(
+            "lay_off",
+            False,
+            (False, True),
+            "Redemption round: final-turn players lay off cards onto melds on the table.",
+        ),
+        OptionSpec(
+            "false_go_out_penalty",
+            None,
+            (None, 20),
+            "An invalid go-out is rejected (null), or costs 20 points and is refused.",
+            nullable=True,
+        ),
+        OptionSpec(
+            "decks",
+            None,
+            None,
+            "Number of decks; null for the minimum by the player count.",
+            minimum=1,
+            maximum=MAX_DECKS,
+            nullable=True,
+        ),
+        OptionSpec(
+            "max_turns_per_round",
+            None,
+            None,
+            "End a round after this many turns without anyone going out; null for no limit.",
+            minimum=1,
+            maximum=MAX_TURNS_LIMIT,
+            nullable=True,
+        ),
+    )
+}
+
+CLASSIC = Options()
+
+PRESETS: dict[str, Options] = {
+    "classic": CLASSIC,
+    "finnish": Options(max_wilds_per_meld=1, unused_wild_points=15),
+    "party": Options(jokers_per_deck=2, lay_off=True, double_face_rounds=True),
+}
+
+PRESET_DESCRIPTIONS: dict[str, str] = {
+    "classic": "The rules of RULES.md with every option at its default.",
+    "finnish": "The Finnish seed's main rules: one wild per meld, unused wilds score 15.",
+    "party": "Two jokers per deck, lay-offs in the final turns, doubled face-card rounds.",
+}
+
+
+def preset(name: str) -> Options:
+    """The options of a named preset.
+
+    >>> preset("finnish").max_wilds_per_meld
+    1
+    """
+    try:
+        return PRESETS[name]
+    except (KeyError, TypeError):
+        raise InvalidOptionError(f"unknown ruleset {name!r}", field="ruleset") from None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSpec:
+    """One round of the schedule: its 1-based number, hand size and wild rank."""
+
+    number: int
+    hand_size: int
+    wild_rank: Rank
+
+
+def wild_rank_for(hand_size: int) -> Rank:
+    """The wild rank of a round dealing ``hand_size`` cards.
+
+    >>> wild_rank_for(3), wild_rank_for(11), wild_rank_for(14), wild_rank_for(15)
+    (<Rank.THREE: 3>, <Rank.JACK: 11>, <Rank.ACE: 1>, <Rank.TWO: 2>)
+    """
+    if 3 <= hand_size <= 13:
+        return Rank(hand_size)
+    if hand_size == 14:
+        return Rank.ACE
+    if hand_size == 15:
+        return Rank.TWO
+    raise ValueError(f"no round deals {hand_size} cards")
+
+
+def min_decks(num_players: int, largest_hand: int) -> int:
+    """The fewest decks for a table (RULES.md section 1).
+
+    >>> [min_decks(n, 13) for n in (2, 3, 4, 5, 8)]
+    [1, 2, 2, 2, 3]
+    """
+    if num_players == 2:
+        return 1
+    return max(2, math.ceil(num_players * (largest_hand + 2) / 52))
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """The rules of one game: player count and options, and what they imply."""
+
+    num_players: int
+    options: Options = CLASSIC
+
+    def __post_init__(self) -> None:
+        if not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
+            raise InvalidOptionError(
+                f"a game has {MIN_PLAYERS} to {MAX_PLAYERS} players, not {self.num_players}",
+                field="players",
+            )
+        needed = min_decks(self.num_players, self.largest_hand)
+        if self.options.decks is not None and self.options.decks < needed:
+            raise InvalidOptionError(
+                f"option 'decks' must be at least {needed} for {self.num_players} players",
+                field="decks",
+            )
+
+    @property
+    def largest_hand(self) -> int:
+        return 13 + self.options.extra_rounds
+
+    @property
+    def decks(self) -> int:
+        """Decks in the shoe: the option, or the minimum for the table."""
+        return self.options.decks or min_decks(self.num_players, self.largest_hand)
+
+    @property
+    def rounds(self) -> tuple[RoundSpec, ...]:
+        """The round schedule."""
+        sizes = list(range(3, self.largest_hand + 1))
+        if self.options.round_order is RoundOrder.UP_DOWN:
+            sizes += sizes[::-1]
+        return tuple(
+            RoundSpec(i + 1, size, wild_rank_for(size)) for i, size in enumerate(sizes)
+        )
+
+    def round_multiplier(self, spec: RoundSpec) -> int:
+        """2 in the face-card wild rounds with ``double_face_rounds``, else 1."""
+        if self.options.double_face_rounds and spec.wild_rank >= Rank.JACK:
+            return 2
+        return 1
+
+
+def card_points(card: Card, wild_rank: Rank, options: Options) -> int:
+    """Penalty points of ``card`` left in deadwood (RULES.md sections 6 and 7).
+
+    >>> o = Options()
+    >>> card_points(Card.parse("KD"), Rank.SEVEN, o), card_points(Card.parse("7C"), Rank.SEVEN, o)
+    (10, 7)
+    >>> card_points(Card.parse("7C"), Rank.SEVEN, Options(unused_wild_points=15))
+    15
+    >>> card_points(Card.parse("AS"), Rank.SEVEN, Options(aces=Aces.HIGH_OR_LOW))
+    15
+    """
+    if card.is_joker:
+        return 20
+    rank = card.rank
+    assert rank is not None
+    if options.unused_wild_points is not None and rank == wild_rank:
+        return options.unused_wild_points
+    if rank == Rank.ACE:
+        return 15 if options.aces is Aces.HIGH_OR_LOW else 1
+    if rank >= Rank.JACK:
+        return int(rank) if options.face_card_points is FaceCardPoints.RANK else 10
+    return int(rank)
