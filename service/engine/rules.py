@@ -359,9 +359,7 @@ class Game:
         sizes = list(range(3, self.largest_hand + 1))
         if self.options.round_order is RoundOrder.UP_DOWN:
             sizes += sizes[::-1]
-        return tuple(
-            RoundSpec(i + 1, size, wild_rank_for(size)) for i, size in enumerate(sizes)
-        )
+        return tuple(RoundSpec(i + 1, size, wild_rank_for(size)) for i, size in enumerate(sizes))
 
     def round_multiplier(self, spec: RoundSpec) -> int:
         """2 in the face-card wild rounds with ``double_face_rounds``, else 1."""

@@ -1,0 +1,102 @@
+"""State <-> compact, versioned JSON-ready dicts (never pickle).
+
+Card lists are stored as one space-separated string of codes, which keeps a
+game document small.  ``FORMAT_VERSION`` is bumped whenever the layout
+changes; :func:`state_from_dict` refuses versions it does not know.
+
+>>> from service.engine.rules import Game
+>>> from service.engine.state import State
+>>> state = State.new(Game(3), seed="ab" * 32)
+>>> state_to_dict(state_from_dict(state_to_dict(state))) == state_to_dict(state)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.engine.cards import Card, format_cards, parse_cards
+from service.engine.errors import StateFormatError
+from service.engine.records import HandResult, RoundResult, meld_from_dict
+from service.engine.rules import Game, Options
+from service.engine.state import Phase, Round, State
+
+FORMAT_VERSION = 1
+
+
+def _cards(text: str) -> list[Card]:
+    return parse_cards(text) if text else []
+
+
+def round_to_dict(rnd: Round) -> dict[str, Any]:
+    return {
+        "index": rnd.index,
+        "dealer": rnd.dealer,
+        "turn": rnd.turn,
+        "phase": rnd.phase.value,
+        "stock": format_cards(rnd.stock),
+        "discard": format_cards(rnd.discard),
+        "hands": [format_cards(h) for h in rnd.hands],
+        "went_out": rnd.went_out,
+        "final_turns_left": rnd.final_turns_left,
+        "turns_taken": rnd.turns_taken,
+        "drawn_from_discard": rnd.drawn_from_discard.code if rnd.drawn_from_discard else None,
+        "claim_refused": rnd.claim_refused,
+        "reshuffles": rnd.reshuffles,
+        "table": [m.to_dict() for m in rnd.table],
+        "table_owners": rnd.table_owners,
+        "scored": [r.to_dict() for r in rnd.scored.values()],
+        "penalties": rnd.penalties,
+    }
+
+
+def round_from_dict(data: dict[str, Any]) -> Round:
+    drawn = data["drawn_from_discard"]
+    return Round(
+        index=data["index"],
+        dealer=data["dealer"],
+        turn=data["turn"],
+        stock=_cards(data["stock"]),
+        discard=_cards(data["discard"]),
+        hands=[_cards(h) for h in data["hands"]],
+        phase=Phase(data["phase"]),
+        went_out=data["went_out"],
+        final_turns_left=data["final_turns_left"],
+        turns_taken=data["turns_taken"],
+        drawn_from_discard=Card.parse(drawn) if drawn else None,
+        claim_refused=data["claim_refused"],
+        reshuffles=data["reshuffles"],
+        table=[meld_from_dict(m) for m in data["table"]],
+        table_owners=list(data["table_owners"]),
+        scored={r["seat"]: HandResult.from_dict(r) for r in data["scored"]},
+        penalties=list(data["penalties"]),
+    )
+
+
+def state_to_dict(state: State) -> dict[str, Any]:
+    """The whole state, secret seed included: for storage only, never for clients."""
+    return {
+        "v": FORMAT_VERSION,
+        "players": state.game.num_players,
+        "options": state.game.options.to_dict(),
+        "seed": state.seed,
+        "totals": state.totals,
+        "round": round_to_dict(state.round) if state.round else None,
+        "results": [r.to_dict() for r in state.results],
+        "winners": state.winners,
+    }
+
+
+def state_from_dict(data: dict[str, Any]) -> State:
+    """Rebuild a state saved by :func:`state_to_dict`."""
+    if data.get("v") != FORMAT_VERSION:
+        raise StateFormatError(f"unknown state format {data.get('v')!r}")
+    game = Game(data["players"], Options.from_dict(data["options"]))
+    return State(
+        game=game,
+        seed=data["seed"],
+        totals=list(data["totals"]),
+        round=round_from_dict(data["round"]) if data["round"] else None,
+        results=[RoundResult.from_dict(r) for r in data["results"]],
+        winners=list(data["winners"]),
+    )

@@ -1,0 +1,83 @@
+"""What one seat (or a spectator) may see of a game.
+
+:func:`observe` is the only place where hidden information is stripped: the
+API, the bots and the tests all build views through it.  A spectator's view
+has every hand's size but no card held in a hand and nothing about the
+stock's order; a seat's view adds that seat's hand, its legal moves and the
+best arrangement of its hand right now.
+
+>>> from service.engine.rules import Game
+>>> from service.engine.state import State
+>>> state = State.new(Game(2), seed="01" * 32)
+>>> public = observe(state)
+>>> sorted(public["round"])[:4], "hand" in public
+(['dealer', 'discard_size', 'discard_top', 'final_turns_left'], False)
+>>> len(observe(state, 0)["hand"])
+3
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.engine.solver import best_arrangement
+from service.engine.state import State, legal_moves
+
+
+def observe(state: State, seat: int | None = None) -> dict[str, Any]:
+    """The JSON-ready view of ``state`` for ``seat`` (None: a spectator)."""
+    rnd = state.round
+    n = state.game.num_players
+    view: dict[str, Any] = {
+        "status": state.status.value,
+        "options": state.game.options.to_dict(),
+        "decks": state.game.decks,
+        "rounds_total": len(state.game.rounds),
+        "players": [
+            {
+                "seat": s,
+                "hand_size": len(rnd.hands[s]) if rnd else 0,
+                "total": state.totals[s],
+            }
+            for s in range(n)
+        ],
+        "round": None,
+        "results": [r.to_dict() for r in state.results],
+        "winners": list(state.winners) if rnd is None else None,
+    }
+    if rnd is not None:
+        spec = state.spec
+        view["round"] = {
+            "number": spec.number,
+            "hand_size": spec.hand_size,
+            "wild_rank": spec.wild_rank.symbol,
+            "dealer": rnd.dealer,
+            "turn": rnd.turn,
+            "phase": rnd.phase.value,
+            "stock_size": len(rnd.stock),
+            "discard_top": rnd.discard[-1].code if rnd.discard else None,
+            "discard_size": len(rnd.discard),
+            "went_out": rnd.went_out,
+            "final_turns_left": rnd.final_turns_left if rnd.went_out is not None else None,
+            "turns_taken": rnd.turns_taken,
+            "table": [
+                {"seat": owner, **meld.to_dict()}
+                for owner, meld in zip(rnd.table_owners, rnd.table, strict=True)
+            ],
+        }
+    if seat is None:
+        return view
+    view["seat"] = seat
+    if rnd is None:
+        view["hand"] = []
+        view["legal_moves"] = []
+        view["arrangement"] = None
+        return view
+    hand = rnd.hands[seat]
+    view["hand"] = [c.code for c in hand]
+    view["legal_moves"] = [m.to_dict() for m in legal_moves(state, seat)]
+    table = tuple(rnd.table) if state.game.options.lay_off and rnd.went_out is not None else ()
+    view["arrangement"] = best_arrangement(
+        hand, state.spec.wild_rank, state.game.options, table
+    ).to_dict()
+    return view
