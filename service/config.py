@@ -1,0 +1,210 @@
+"""Service configuration, read once from the environment.
+
+:class:`Config` is a frozen, typed snapshot of every setting the service reads;
+build it with :meth:`Config.from_env`.  :data:`ENV_VARS` is the single table of
+variables (name, default, description): the parser takes its defaults from it
+and :func:`env_table_markdown` renders it for the README, so the two cannot
+drift apart.  A bad value raises :class:`ValueError` naming the variable.
+
+>>> cfg = Config.from_env({})
+>>> cfg.redis_url is None, cfg.port, cfg.game_ttl_seconds
+(True, 8000, 604800)
+>>> Config.from_env({"PORT": "http"})
+Traceback (most recent call last):
+...
+ValueError: PORT: expected an integer, got 'http'
+>>> Config.from_env({"RATE_LIMIT_MOVES": "lots"})
+Traceback (most recent call last):
+...
+ValueError: RATE_LIMIT_MOVES: expected a rate such as '30/minute' or '10 per second', got 'lots'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """One environment variable: its name, default (as text; "" = unset) and meaning."""
+
+    name: str
+    default: str
+    description: str
+
+
+def _default_workers() -> int:
+    return max(1, min(4, 2 * (os.cpu_count() or 1)))
+
+
+ENV_VARS: tuple[EnvVar, ...] = (
+    EnvVar(
+        "REDIS_URL",
+        "",
+        "Redis URL, e.g. `redis://127.0.0.1:6379/0` (`rediss://` for TLS). Unset: an embedded "
+        "in-process store (one worker only, lost on restart, not for production).",
+    ),
+    EnvVar("REDIS_CLUSTER", "false", "Treat `REDIS_URL` as a Redis Cluster node."),
+    EnvVar("ALLOW_SEEDED_GAMES", "false", "Honour `seed` when creating a game (tests, replays)."),
+    EnvVar(
+        "GAME_TTL_SECONDS", "604800", "A game is deleted after this long without a change (7 days)."
+    ),
+    EnvVar("IDEMPOTENCY_TTL_SECONDS", "86400", "How long an `Idempotency-Key` is remembered."),
+    EnvVar("LONG_POLL_MAX_SECONDS", "30", "Upper bound of `wait` on the events endpoint."),
+    EnvVar("LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING, ERROR or CRITICAL."),
+    EnvVar("MAX_BODY_BYTES", "65536", "Largest request body accepted (413 beyond)."),
+    EnvVar("RATE_LIMITS", "true", "Enable per-client rate limits."),
+    EnvVar("RATE_LIMIT_CREATE", "30/minute", "Limit on `POST /v1/games`."),
+    EnvVar("RATE_LIMIT_JOIN", "60/minute", "Limit on `POST /v1/games/{id}/players`."),
+    EnvVar("RATE_LIMIT_MOVES", "600/minute", "Limit on `POST /v1/games/{id}/moves`."),
+    EnvVar("CORS_ORIGINS", "", "Comma-separated allowed origins (`*` for any); empty: CORS off."),
+    EnvVar("HOST", "127.0.0.1", "Address gunicorn binds to."),
+    EnvVar("PORT", "8000", "Port gunicorn binds to."),
+    EnvVar(
+        "WEB_CONCURRENCY",
+        "",
+        "Gunicorn worker processes (default: 2 x CPU cores, at most 4; forced to 1 without "
+        "`REDIS_URL`).",
+    ),
+    EnvVar("GUNICORN_THREADS", "8", "Threads per worker (each long poll holds one)."),
+    EnvVar("GUNICORN_TIMEOUT", "60", "Seconds before a silent worker is restarted."),
+)
+
+_DEFAULTS = {var.name: var.default for var in ENV_VARS}
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+_RATE = re.compile(
+    r"^\s*\d+\s*(/|per)\s*(\d+\s*)?(second|minute|hour|day|month|year)s?\s*$", re.IGNORECASE
+)
+
+
+class _Env:
+    """Typed getters over an environment mapping; blank values mean "use the default"."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def raw(self, name: str) -> str:
+        value = self._environ.get(name, "").strip()
+        return value if value else _DEFAULTS[name]
+
+    def text(self, name: str) -> str | None:
+        return self.raw(name) or None
+
+    def boolean(self, name: str) -> bool:
+        value = self.raw(name).lower()
+        if value in _TRUE:
+            return True
+        if value in _FALSE:
+            return False
+        raise ValueError(f"{name}: expected true/false (or 1/0, yes/no, on/off), got {value!r}")
+
+    def integer(self, name: str, *, minimum: int, maximum: int | None = None) -> int:
+        value = self.raw(name)
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"{name}: expected an integer, got {value!r}") from None
+        if number < minimum or (maximum is not None and number > maximum):
+            bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+            raise ValueError(f"{name}: must be {bound}, got {number}")
+        return number
+
+    def rate(self, name: str) -> str:
+        value = self.raw(name)
+        if not all(_RATE.match(part) for part in value.split(";")):
+            raise ValueError(
+                f"{name}: expected a rate such as '30/minute' or '10 per second', got {value!r}"
+            )
+        return value
+
+    def choice(self, name: str, choices: tuple[str, ...]) -> str:
+        value = self.raw(name).upper()
+        if value not in choices:
+            raise ValueError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting of the service; see :data:`ENV_VARS` for meanings and defaults."""
+
+    redis_url: str | None = None
+    redis_cluster: bool = False
+    allow_seeded_games: bool = False
+    game_ttl_seconds: int = 604800
+    idempotency_ttl_seconds: int = 86400
+    long_poll_max_seconds: int = 30
+    log_level: str = "INFO"
+    max_body_bytes: int = 65536
+    rate_limits_enabled: bool = True
+    rate_limit_create: str = "30/minute"
+    rate_limit_join: str = "60/minute"
+    rate_limit_moves: str = "600/minute"
+    cors_origins: tuple[str, ...] = ()
+    host: str = "127.0.0.1"
+    port: int = 8000
+    web_concurrency: int = 1
+    gunicorn_threads: int = 8
+    gunicorn_timeout: int = 60
+
+    @property
+    def embedded_store(self) -> bool:
+        """True when no REDIS_URL is set: the in-process store, shared by one process only."""
+        return self.redis_url is None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
+        """Read the configuration from ``environ`` (default :data:`os.environ`).
+
+        Raises :class:`ValueError` naming the variable when a value is malformed.
+        """
+        env = _Env(os.environ if environ is None else environ)
+        redis_url = env.text("REDIS_URL")
+        redis_cluster = env.boolean("REDIS_CLUSTER")
+        if redis_url is not None and not redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(
+                f"REDIS_URL: expected a redis://, rediss:// or unix:// URL, got {redis_url!r}"
+            )
+        if redis_cluster and redis_url is None:
+            raise ValueError("REDIS_CLUSTER: set REDIS_URL to a cluster node as well")
+        workers = env.raw("WEB_CONCURRENCY")
+        return cls(
+            redis_url=redis_url,
+            redis_cluster=redis_cluster,
+            allow_seeded_games=env.boolean("ALLOW_SEEDED_GAMES"),
+            game_ttl_seconds=env.integer("GAME_TTL_SECONDS", minimum=60),
+            idempotency_ttl_seconds=env.integer("IDEMPOTENCY_TTL_SECONDS", minimum=1),
+            long_poll_max_seconds=env.integer("LONG_POLL_MAX_SECONDS", minimum=0, maximum=300),
+            log_level=env.choice("LOG_LEVEL", _LOG_LEVELS),
+            max_body_bytes=env.integer("MAX_BODY_BYTES", minimum=1024),
+            rate_limits_enabled=env.boolean("RATE_LIMITS"),
+            rate_limit_create=env.rate("RATE_LIMIT_CREATE"),
+            rate_limit_join=env.rate("RATE_LIMIT_JOIN"),
+            rate_limit_moves=env.rate("RATE_LIMIT_MOVES"),
+            cors_origins=tuple(
+                origin.strip() for origin in env.raw("CORS_ORIGINS").split(",") if origin.strip()
+            ),
+            host=env.raw("HOST"),
+            port=env.integer("PORT", minimum=0, maximum=65535),
+            web_concurrency=(
+                env.integer("WEB_CONCURRENCY", minimum=1, maximum=256)
+                if workers
+                else _default_workers()
+            ),
+            gunicorn_threads=env.integer("GUNICORN_THREADS", minimum=1, maximum=1000),
+            gunicorn_timeout=env.integer("GUNICORN_TIMEOUT", minimum=1),
+        )
+
+
+def env_table_markdown() -> str:
+    """The README table of environment variables, generated from :data:`ENV_VARS`."""
+    lines = ["| variable | default | meaning |", "|---|---|---|"]
+    for var in ENV_VARS:
+        default = f"`{var.default}`" if var.default else "(unset)"
+        lines.append(f"| `{var.name}` | {default} | {var.description} |")
+    return "\n".join(lines)

@@ -1,0 +1,31 @@
+"""All Redis access of the service: :class:`GameStore` and :func:`connect`.
+
+Nothing outside this package talks to Redis or sees a redis-py exception.
+Documents and events are versioned JSON bytes serialized by the caller (never
+pickle); see :mod:`service.store.game_store` for the layout.
+"""
+
+from service.store.client import connect
+from service.store.errors import (
+    GameExists,
+    GameNotFound,
+    IdempotentReplay,
+    StoreError,
+    StoreUnavailable,
+    VersionConflict,
+)
+from service.store.game_store import Event, GameStore
+from service.store.keys import key
+
+__all__ = [
+    "Event",
+    "GameExists",
+    "GameNotFound",
+    "GameStore",
+    "IdempotentReplay",
+    "StoreError",
+    "StoreUnavailable",
+    "VersionConflict",
+    "connect",
+    "key",
+]

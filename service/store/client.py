@@ -1,0 +1,96 @@
+"""Building the Redis client: a real server, a Redis Cluster, or the embedded default.
+
+Without ``REDIS_URL`` the service runs on :mod:`fakeredis` (with Lua) inside the
+process.  Every client made by :func:`connect` in one process shares the same
+embedded server, so threads see one another's writes; other processes do not,
+which is why gunicorn runs a single worker then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.cluster import RedisCluster
+from redis.retry import Retry
+
+from service.config import Config
+from service.store.errors import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+SOCKET_TIMEOUT_SECONDS = 2.0
+"""Read/connect timeout of every Redis call; blocking reads wait in shorter chunks."""
+
+RETRIES = 2
+"""Retries of a command after a connection error or timeout (with a short backoff)."""
+
+HEALTH_CHECK_INTERVAL_SECONDS = 15
+
+RedisClient = Any
+"""``redis.Redis``, ``redis.cluster.RedisCluster`` or ``fakeredis.FakeRedis``."""
+
+_embedded_lock = threading.Lock()
+_embedded_server: Any = None
+
+
+def _embedded() -> Any:
+    global _embedded_server
+    import fakeredis  # only needed for the embedded default
+
+    with _embedded_lock:
+        if _embedded_server is None:
+            log.warning(
+                "REDIS_URL is not set: using the embedded in-process store. This is not for "
+                "production: games live in this one process only and are lost on restart."
+            )
+            _embedded_server = fakeredis.FakeServer()
+        return fakeredis.FakeRedis(server=_embedded_server, decode_responses=False)
+
+
+def connect(config: Config) -> RedisClient:
+    """A Redis client for ``config`` (raw bytes responses, short timeouts, a few retries).
+
+    Raises :class:`StoreUnavailable` if a Redis Cluster cannot be reached to
+    discover its nodes; a plain client connects lazily on its first command.
+    """
+    if config.redis_url is None:
+        return _embedded()
+    options: dict[str, Any] = {
+        "decode_responses": False,
+        "socket_timeout": SOCKET_TIMEOUT_SECONDS,
+        "socket_connect_timeout": SOCKET_TIMEOUT_SECONDS,
+        "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), RETRIES),
+    }
+    if config.redis_cluster:
+        with translate_errors():
+            return RedisCluster.from_url(config.redis_url, **options)
+    return redis.Redis.from_url(
+        config.redis_url, health_check_interval=HEALTH_CHECK_INTERVAL_SECONDS, **options
+    )
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Turn every redis-py error into :class:`StoreUnavailable` (never leak them).
+
+    Connection problems, timeouts, loading, failover, cluster and OOM errors all
+    mean "try again later"; anything else is unexpected and is logged too.
+    """
+    try:
+        yield
+    except (redis.ConnectionError, redis.TimeoutError, TimeoutError, ConnectionError) as exc:
+        raise StoreUnavailable(f"Redis unavailable: {exc}") from exc
+    except (redis.exceptions.ReadOnlyError, redis.exceptions.ClusterError) as exc:
+        raise StoreUnavailable(f"Redis unavailable: {exc}") from exc
+    except redis.exceptions.RedisClusterException as exc:
+        raise StoreUnavailable(f"Redis Cluster unavailable: {exc}") from exc
+    except redis.RedisError as exc:
+        if not str(exc).startswith(("OOM", "BUSY", "LOADING", "MASTERDOWN", "TRYAGAIN")):
+            log.exception("unexpected Redis error")
+        raise StoreUnavailable(f"Redis error: {exc}") from exc

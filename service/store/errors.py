@@ -1,0 +1,48 @@
+"""Exceptions raised by the store; no redis-py exception ever leaves the package."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of every store error."""
+
+
+class StoreUnavailable(StoreError):
+    """Redis cannot be reached or cannot serve the request now (map to 503 + Retry-After)."""
+
+
+class GameNotFound(StoreError):
+    """No game with this id (never created, or expired)."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id!r} not found")
+        self.game_id = game_id
+
+
+class GameExists(StoreError):
+    """:meth:`GameStore.create` found a game with this id already."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id!r} already exists")
+        self.game_id = game_id
+
+
+class VersionConflict(StoreError):
+    """The game changed since it was loaded; nothing was written."""
+
+    def __init__(self, current_version: int) -> None:
+        super().__init__(f"version conflict: the game is at version {current_version}")
+        self.current_version = current_version
+
+
+class IdempotentReplay(StoreError):
+    """The idempotency key was already used; nothing was written.
+
+    ``fingerprint`` and ``response`` are what the first request stored: replay
+    ``response`` if the fingerprint matches, else answer 422.
+    """
+
+    def __init__(self, fingerprint: bytes, response: bytes) -> None:
+        super().__init__("idempotency key already used")
+        self.fingerprint = fingerprint
+        self.response = response

@@ -1,0 +1,344 @@
+"""Games in Redis: a versioned document plus an event stream per game.
+
+The store moves bytes and knows no game rules.  The caller serializes the game
+document and every event as *versioned JSON* (orjson; a ``"schema"`` number in
+the document) — never pickle, so a stored game can be read by any later
+release and never executes code when loaded.
+
+Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
+
+* ``t13:{id}:state`` hash — ``v`` version, ``d`` document, ``s`` last event seq;
+* ``t13:{id}:events`` stream — entry id ``<seq>-0``, fields ``seat`` ("" public,
+  "N" private to seat N) and ``e`` (the event JSON);
+* ``t13:{id}:idem:<hash>`` hash — ``f`` request fingerprint, ``r`` response.
+
+Every write is one Lua script (EVALSHA via ``register_script``) that touches only
+its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write
+refreshes the game's TTL.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from service.config import Config
+from service.store import keys
+from service.store.client import RedisClient, connect, translate_errors
+from service.store.errors import (
+    GameExists,
+    GameNotFound,
+    IdempotentReplay,
+    VersionConflict,
+)
+
+Event = bytes | tuple[bytes, int | None]
+"""An event: its JSON bytes, public; or ``(json, seat)`` — private to ``seat`` unless None."""
+
+BLOCK_CHUNK_SECONDS = 1.0
+"""A long poll blocks in chunks of this length (below the socket timeout)."""
+
+MAX_EVENTS_PER_READ = 1000
+
+# Appends events to the stream.  Expects locals `seq` (last seq), `n` (number of
+# events) and `first` (ARGV index of the first event's seat); leaves `seq` updated.
+_APPEND_EVENTS = """
+for i = 0, n - 1 do
+  seq = seq + 1
+  redis.call('XADD', KEYS[2], string.format('%d-0', seq),
+             'seat', ARGV[first + 2 * i], 'e', ARGV[first + 2 * i + 1])
+end
+"""
+
+CREATE_SCRIPT = (
+    """
+-- Create a game at version 1 with its first events.
+-- KEYS[1] state hash, KEYS[2] event stream
+-- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] number of events n,
+-- ARGV[4 .. 3 + 2n] seat, event pairs (seat "" = public)
+-- Returns -1 if the game exists already, else the last event seq.
+if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+redis.call('DEL', KEYS[2])
+local seq = 0
+local n = tonumber(ARGV[3])
+local first = 4
+"""
+    + _APPEND_EVENTS
+    + """
+redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq)
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
+return seq
+"""
+)
+
+COMMIT_SCRIPT = (
+    """
+-- Save a new document if the version is still the expected one.
+-- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) idempotency hash
+-- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
+-- ARGV[4] number of events n, ARGV[5 .. 4 + 2n] seat, event pairs (seat "" = public);
+-- with KEYS[3]: ARGV[5 + 2n] fingerprint, ARGV[6 + 2n] response, ARGV[7 + 2n] its TTL (s)
+-- Returns {1, new version, last seq} on success; {0, current version} on a conflict;
+-- {-1, 0} if the game does not exist; {-2, 0, fingerprint, response} if the
+-- idempotency key was used already.  Nothing is written unless the status is 1.
+local state = redis.call('HMGET', KEYS[1], 'v', 's')
+if not state[1] then return {-1, 0} end
+local n = tonumber(ARGV[4])
+local first = 5
+if KEYS[3] then
+  local old = redis.call('HMGET', KEYS[3], 'f', 'r')
+  if old[1] then return {-2, 0, old[1], old[2]} end
+end
+local version = tonumber(state[1])
+if version ~= tonumber(ARGV[1]) then return {0, version} end
+local seq = tonumber(state[2] or '0')
+"""
+    + _APPEND_EVENTS
+    + """
+version = version + 1
+redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+if KEYS[3] then
+  local at = first + 2 * n
+  redis.call('HSET', KEYS[3], 'f', ARGV[at], 'r', ARGV[at + 1])
+  redis.call('EXPIRE', KEYS[3], ARGV[at + 2])
+end
+return {1, version, seq}
+"""
+)
+
+
+def _event_args(events: Sequence[Event]) -> list[bytes | str | int]:
+    args: list[bytes | str | int] = [len(events)]
+    for event in events:
+        body, seat = (event, None) if isinstance(event, bytes) else event
+        args += ["" if seat is None else str(int(seat)), body]
+    return args
+
+
+class GameStore:
+    """All of the service's Redis access: create, load and commit games, read events.
+
+    Thread-safe; share one instance per process.  Every method raises
+    :class:`~service.store.errors.StoreUnavailable` when Redis cannot serve it.
+    """
+
+    def __init__(
+        self,
+        client: RedisClient | None = None,
+        *,
+        config: Config | None = None,
+        game_ttl_seconds: int | None = None,
+        idempotency_ttl_seconds: int | None = None,
+    ) -> None:
+        """Use ``client``, or connect lazily (on first use) from ``config``.
+
+        TTLs default to those of ``config`` (or :class:`Config`'s defaults).
+        """
+        cfg = config or Config()
+        if client is None and config is None:
+            raise ValueError("GameStore needs a client or a config")
+        self._config = cfg
+        self.game_ttl_seconds = game_ttl_seconds or cfg.game_ttl_seconds
+        self.idempotency_ttl_seconds = idempotency_ttl_seconds or cfg.idempotency_ttl_seconds
+        self._lock = threading.Lock()
+        self._client: RedisClient | None = None
+        if client is not None:
+            self._bind(client)
+
+    @classmethod
+    def from_config(cls, config: Config) -> GameStore:
+        """A store for ``config``; a cluster is contacted on first use, not here."""
+        return cls(config=config)
+
+    def _bind(self, client: RedisClient) -> None:
+        self._create = client.register_script(CREATE_SCRIPT)
+        self._commit = client.register_script(COMMIT_SCRIPT)
+        self._client = client
+
+    def _ensure_connected(self) -> RedisClient:
+        if self._client is None:
+            with self._lock, translate_errors():
+                if self._client is None:
+                    self._bind(connect(self._config))
+        return self._client
+
+    @property
+    def client(self) -> RedisClient:
+        """The underlying client (connecting now if needed); for tests and health checks."""
+        return self._ensure_connected()
+
+    def ping(self) -> bool:
+        """True if Redis answers now; never raises (for readiness probes)."""
+        try:
+            with translate_errors():
+                return bool(self.client.ping())
+        except Exception:
+            return False
+
+    def create(self, game_id: str, doc: bytes, events: Sequence[Event] = ()) -> int:
+        """Store a new game at version 1 with its first events; returns 1.
+
+        Raises :class:`GameExists` if the id is taken.
+        """
+        self._ensure_connected()
+        with translate_errors():
+            result = self._create(
+                keys=[keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)],
+                args=[doc, self.game_ttl_seconds, *_event_args(events)],
+            )
+        if int(result) < 0:
+            raise GameExists(game_id)
+        return 1
+
+    def load(self, game_id: str) -> tuple[int, bytes] | None:
+        """``(version, document)`` of a game, or None if there is none (one round trip)."""
+        with translate_errors():
+            version, doc = self.client.hmget(keys.key(game_id, keys.STATE), "v", "d")
+        if version is None or doc is None:
+            return None
+        return int(version), doc
+
+    def load_with_idempotency(
+        self, game_id: str, key_hash: str
+    ) -> tuple[tuple[int, bytes] | None, tuple[bytes, bytes] | None]:
+        """:meth:`load` and :meth:`idempotent_lookup` together, in one round trip.
+
+        Returns ``(game, record)``: ``(version, document)`` or None, and
+        ``(fingerprint, response)`` or None.
+        """
+        with translate_errors():
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hmget(keys.key(game_id, keys.STATE), "v", "d")
+            pipe.hmget(keys.key(game_id, keys.idem_part(key_hash)), "f", "r")
+            (version, doc), (fingerprint, response) = pipe.execute()
+        game = None if version is None or doc is None else (int(version), doc)
+        record = None if fingerprint is None or response is None else (fingerprint, response)
+        return game, record
+
+    def commit(
+        self,
+        game_id: str,
+        expected_version: int,
+        doc: bytes,
+        events: Sequence[Event] = (),
+        *,
+        idempotency: tuple[str, bytes, bytes] | None = None,
+    ) -> int:
+        """Replace the document if the game is still at ``expected_version``; append events.
+
+        Atomic: the version check, the new document, the events (numbered on
+        from the game's last seq), the TTL refresh and, with ``idempotency =
+        (key_hash, fingerprint, response)``, the idempotency record all happen
+        in one script or not at all.  The response is stored for
+        ``idempotency_ttl_seconds`` and must be what the caller will answer;
+        since the new version is ``expected_version + 1`` it can be built
+        before calling.  Returns the new version.
+
+        Raises :class:`VersionConflict` (with the current version),
+        :class:`GameNotFound`, or :class:`IdempotentReplay` if the key was used
+        already (then nothing was written; compare fingerprints and replay).
+
+        A commit whose reply is lost (timeout) may be retried by the client
+        library and then report :class:`VersionConflict` although it was applied;
+        it is never applied twice.
+        """
+        key_list = [keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)]
+        args: list[bytes | str | int] = [
+            int(expected_version),
+            doc,
+            self.game_ttl_seconds,
+            *_event_args(events),
+        ]
+        if idempotency is not None:
+            key_hash, fingerprint, response = idempotency
+            key_list.append(keys.key(game_id, keys.idem_part(key_hash)))
+            args += [fingerprint, response, self.idempotency_ttl_seconds]
+        self._ensure_connected()
+        with translate_errors():
+            result = self._commit(keys=key_list, args=args)
+        status = int(result[0])
+        if status == 1:
+            return int(result[1])
+        if status == 0:
+            raise VersionConflict(int(result[1]))
+        if status == -2:
+            raise IdempotentReplay(result[2], result[3])
+        raise GameNotFound(game_id)
+
+    def idempotent_lookup(self, game_id: str, key_hash: str) -> tuple[bytes, bytes] | None:
+        """``(fingerprint, response)`` stored for an idempotency key, or None."""
+        with translate_errors():
+            fingerprint, response = self.client.hmget(
+                keys.key(game_id, keys.idem_part(key_hash)), "f", "r"
+            )
+        if fingerprint is None or response is None:
+            return None
+        return fingerprint, response
+
+    def events(
+        self,
+        game_id: str,
+        after_seq: int = 0,
+        seat: int | None = None,
+        wait_seconds: float = 0.0,
+        *,
+        limit: int = MAX_EVENTS_PER_READ,
+    ) -> tuple[list[tuple[int, bytes]], int]:
+        """Events with seq > ``after_seq`` visible to ``seat`` (None: public only), oldest first.
+
+        Returns ``(events, last_seq)`` where ``last_seq`` is the cursor for the
+        next call: the last seq examined, including other seats' private events
+        (an ``after_seq`` beyond the game's last seq is clamped to it).  At most
+        ``limit`` events are examined per call.  If none is visible and
+        ``wait_seconds`` > 0, waits (XREAD BLOCK, in short chunks) until one
+        arrives or the time is up.  Raises :class:`GameNotFound`.
+        """
+        deadline = time.monotonic() + max(0.0, wait_seconds)
+        state_key = keys.key(game_id, keys.STATE)
+        events_key = keys.key(game_id, keys.EVENTS)
+        after = max(0, int(after_seq))
+        client = self.client
+        with translate_errors():
+            pipe = client.pipeline(transaction=False)
+            pipe.hget(state_key, "s")
+            pipe.xrange(events_key, min=f"{after + 1}-0", max="+", count=limit)
+            last, entries = pipe.execute()
+        if last is None:
+            raise GameNotFound(game_id)
+        cursor = min(after, int(last))
+        found, cursor = _visible(entries, seat, cursor)
+        while not found:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            block_ms = max(1, int(min(remaining, BLOCK_CHUNK_SECONDS) * 1000))
+            with translate_errors():
+                reply = client.xread({events_key: f"{cursor}-0"}, count=limit, block=block_ms)
+            for _stream, stream_entries in _streams(reply):
+                found, cursor = _visible(stream_entries, seat, cursor)
+        return found, cursor
+
+
+def _streams(reply: Any) -> list[tuple[Any, Any]]:
+    """XREAD's reply as ``[(stream, entries)]`` (redis-py's default legacy shape)."""
+    return [(name, entries) for name, entries in reply or []]
+
+
+def _visible(
+    entries: Sequence[tuple[bytes, dict[bytes, bytes]]], seat: int | None, cursor: int
+) -> tuple[list[tuple[int, bytes]], int]:
+    """Filter stream entries to ``seat``; returns them and the last seq examined."""
+    wanted = b"" if seat is None else str(int(seat)).encode()
+    found: list[tuple[int, bytes]] = []
+    for entry_id, fields in entries:
+        seq = int(entry_id.split(b"-", 1)[0])
+        cursor = max(cursor, seq)
+        owner = fields.get(b"seat", b"")
+        if owner == b"" or owner == wanted:
+            found.append((seq, fields[b"e"]))
+    return found, cursor

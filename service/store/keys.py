@@ -1,0 +1,38 @@
+"""Every Redis key of the service is built here, by :func:`key`.
+
+All keys of one game share the Redis Cluster hash tag ``{<game_id>}``, so they
+live in one slot and a single Lua script may touch all of them.
+
+>>> key("g1", STATE)
+'t13:{g1}:state'
+>>> key("g1", idem_part("ab12"))
+'t13:{g1}:idem:ab12'
+>>> key("g{1}", STATE)
+Traceback (most recent call last):
+...
+ValueError: game id must be non-empty and free of '{', '}' and ':', got 'g{1}'
+"""
+
+from __future__ import annotations
+
+PREFIX = "t13"
+
+STATE = "state"
+"""Hash: ``v`` version (int), ``d`` document (versioned JSON bytes), ``s`` last event seq."""
+
+EVENTS = "events"
+"""Stream with ids ``<seq>-0``; fields ``seat`` ("" = public, "N" = seat N only) and ``e``."""
+
+
+def idem_part(key_hash: str) -> str:
+    """The key part of an idempotency record (hash: ``f`` fingerprint, ``r`` response)."""
+    return f"idem:{key_hash}"
+
+
+def key(game_id: str, part: str) -> str:
+    """The Redis key of ``part`` of game ``game_id``: ``t13:{<game_id>}:<part>``."""
+    if not game_id or any(c in game_id for c in "{}:"):
+        raise ValueError(
+            f"game id must be non-empty and free of '{{', '}}' and ':', got {game_id!r}"
+        )
+    return f"{PREFIX}:{{{game_id}}}:{part}"

@@ -1,0 +1,242 @@
+"""Throwaway ``redis-server`` processes for tests.
+
+:class:`RedisServer` starts a private server on a free 127.0.0.1 port with its
+own temporary directory, and stops it by its PID only (never by name).  It can be
+killed with SIGKILL and started again on the same port and directory, so fault
+tests can check what survives (e.g. with ``extra_args=("--appendonly", "yes")``).
+:func:`start_cluster` builds a small Redis Cluster from such servers.
+
+    with RedisServer() as server:
+        client = redis.Redis.from_url(server.url)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import redis
+
+INSTALL_HINT = "install redis-server (Debian: apt-get install redis-server) or set TEST_REDIS_URL"
+
+
+def redis_server_binary() -> str | None:
+    """Path of ``redis-server`` on PATH, or None."""
+    return shutil.which("redis-server")
+
+
+def free_port() -> int:
+    """A TCP port that was free on 127.0.0.1 a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_cluster_port() -> int:
+    """A free port P <= 55535 whose cluster bus port P + 10000 is free too."""
+    for _ in range(200):
+        port = random.randint(20000, 45000)
+        if _is_free(port) and _is_free(port + 10000):
+            return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
+class RedisServer:
+    """One private ``redis-server`` process (no RDB snapshots, no AOF unless asked)."""
+
+    def __init__(
+        self, port: int | None = None, extra_args: Sequence[str] = (), startup_timeout: float = 10
+    ) -> None:
+        binary = redis_server_binary()
+        if binary is None:
+            raise RuntimeError(INSTALL_HINT)
+        self.binary = binary
+        self._auto_port = port is None
+        self.port = port or free_port()
+        self.extra_args = tuple(extra_args)
+        self.startup_timeout = startup_timeout
+        self.dir = Path(tempfile.mkdtemp(prefix="t13-redis-"))
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def client(self, **kwargs: object) -> redis.Redis:
+        """A plain client of this server (short timeouts)."""
+        kwargs.setdefault("socket_timeout", 2)
+        kwargs.setdefault("socket_connect_timeout", 2)
+        return redis.Redis.from_url(self.url, **kwargs)  # type: ignore[arg-type]
+
+    def start(self) -> RedisServer:
+        """Start the server (again: same port and directory) and wait until it answers PING.
+
+        A port chosen here that another process took meanwhile is replaced (first start only).
+        """
+        for attempt in range(3):
+            try:
+                return self._start()
+            except RuntimeError as exc:
+                if not (self._auto_port and "already in use" in str(exc)) or attempt == 2:
+                    raise
+                self.port = free_port()
+        raise AssertionError("unreachable")
+
+    def _start(self) -> RedisServer:
+        if self.process is not None and self.process.poll() is None:
+            return self
+        args = [
+            self.binary,
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--dir", str(self.dir),
+            "--save", "",
+            "--appendonly", "no",
+            "--daemonize", "no",
+            "--protected-mode", "yes",
+            "--logfile", str(self.dir / "redis.log"),
+            *self.extra_args,
+        ]  # fmt: skip
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.dir
+        )
+        deadline = time.monotonic() + self.startup_timeout
+        probe = self.client(socket_timeout=0.5, socket_connect_timeout=0.5)
+        try:
+            while True:
+                if self.process.poll() is not None:
+                    err = self.process.stderr.read().decode() if self.process.stderr else ""
+                    self.process = None
+                    raise RuntimeError(f"redis-server exited at startup: {err}{self.log_tail()}")
+                try:
+                    if probe.ping():
+                        self._auto_port = False  # restarts keep the port
+                        return self
+                except (redis.ConnectionError, redis.TimeoutError):
+                    pass
+                except redis.ResponseError:  # e.g. LOADING an AOF
+                    pass
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"redis-server on port {self.port} did not answer PING")
+                time.sleep(0.05)
+        finally:
+            probe.close()
+
+    def log_tail(self, lines: int = 20) -> str:
+        path = self.dir / "redis.log"
+        if not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self, timeout: float = 10) -> None:
+        """Stop the server by its PID: SIGTERM, wait, then SIGKILL."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process.stderr:
+            process.stderr.close()
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash: nothing is flushed); start() brings it back."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+        process.wait()
+        if process.stderr:
+            process.stderr.close()
+
+    def restart(self) -> RedisServer:
+        self.stop()
+        return self.start()
+
+    def cleanup(self) -> None:
+        """Stop the server and delete its directory."""
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+
+@contextlib.contextmanager
+def start_cluster(masters: int = 3) -> Iterator[list[RedisServer]]:
+    """A Redis Cluster of ``masters`` nodes (no replicas) with all 16384 slots assigned.
+
+    Yields the servers; connect with ``RedisCluster.from_url(servers[0].url)``.
+    """
+    servers: list[RedisServer] = []
+    try:
+        for _ in range(masters):
+            server = RedisServer(
+                port=free_cluster_port(),
+                extra_args=(
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "2000",
+                ),  # fmt: skip
+            )
+            servers.append(server.start())
+        clients = [server.client() for server in servers]
+        per = 16384 // masters
+        for i, client in enumerate(clients):
+            last = 16383 if i == masters - 1 else (i + 1) * per - 1
+            client.execute_command("CLUSTER ADDSLOTSRANGE", i * per, last)
+            client.execute_command("CLUSTER SET-CONFIG-EPOCH", i + 1)
+        for server in servers[1:]:
+            clients[0].execute_command("CLUSTER MEET", "127.0.0.1", server.port)
+        deadline = time.monotonic() + 20
+        while not all(_cluster_ok(client, masters) for client in clients):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the test cluster did not converge")
+            time.sleep(0.1)
+        for client in clients:
+            client.close()
+        yield servers
+    finally:
+        for server in servers:
+            server.cleanup()
+
+
+def _cluster_ok(client: redis.Redis, masters: int) -> bool:
+    info = client.execute_command("CLUSTER INFO")
+    text = info.decode() if isinstance(info, bytes) else str(info)
+    if isinstance(info, dict):
+        text = "\n".join(f"{k}:{v}" for k, v in info.items())
+    return "cluster_state:ok" in text and f"cluster_known_nodes:{masters}" in text

@@ -1,0 +1,129 @@
+"""Config parsing, the ENV_VARS table, and the gunicorn settings built from them."""
+
+from __future__ import annotations
+
+import dataclasses
+import runpy
+from pathlib import Path
+
+import pytest
+
+from service.config import ENV_VARS, Config, env_table_markdown
+
+GUNICORN_CONF = Path(__file__).resolve().parents[2] / "deploy" / "gunicorn.conf.py"
+
+
+def test_defaults() -> None:
+    cfg = Config.from_env({})
+    assert cfg.redis_url is None and cfg.embedded_store
+    assert not cfg.redis_cluster and not cfg.allow_seeded_games
+    assert (cfg.game_ttl_seconds, cfg.idempotency_ttl_seconds) == (7 * 86400, 86400)
+    assert (cfg.long_poll_max_seconds, cfg.max_body_bytes, cfg.log_level) == (30, 65536, "INFO")
+    assert cfg.rate_limits_enabled
+    assert (cfg.rate_limit_create, cfg.rate_limit_join, cfg.rate_limit_moves) == (
+        "30/minute",
+        "60/minute",
+        "600/minute",
+    )
+    assert cfg.cors_origins == ()
+    assert (cfg.host, cfg.port, cfg.gunicorn_threads, cfg.gunicorn_timeout) == (
+        "127.0.0.1",
+        8000,
+        8,
+        60,
+    )
+    assert 1 <= cfg.web_concurrency <= 4
+
+
+def test_values_are_parsed() -> None:
+    cfg = Config.from_env(
+        {
+            "REDIS_URL": "redis://10.0.0.1:6380/2",
+            "REDIS_CLUSTER": "yes",
+            "ALLOW_SEEDED_GAMES": "1",
+            "RATE_LIMITS": "off",
+            "RATE_LIMIT_MOVES": "10 per second;100/minute",
+            "CORS_ORIGINS": "https://a.example, https://b.example,",
+            "LOG_LEVEL": "debug",
+            "WEB_CONCURRENCY": "7",
+            "PORT": " 9000 ",
+            "HOST": "",  # blank means default
+        }
+    )
+    assert cfg.redis_url == "redis://10.0.0.1:6380/2" and cfg.redis_cluster
+    assert cfg.allow_seeded_games and not cfg.rate_limits_enabled
+    assert cfg.rate_limit_moves == "10 per second;100/minute"
+    assert cfg.cors_origins == ("https://a.example", "https://b.example")
+    assert (cfg.log_level, cfg.web_concurrency) == ("DEBUG", 7)
+    assert (cfg.port, cfg.host) == (9000, "127.0.0.1")
+    assert not cfg.embedded_store
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("PORT", "http"),
+        ("PORT", "70000"),
+        ("GAME_TTL_SECONDS", "-1"),
+        ("REDIS_CLUSTER", "maybe"),
+        ("REDIS_URL", "localhost:6379"),
+        ("LOG_LEVEL", "LOUD"),
+        ("RATE_LIMIT_CREATE", "30"),
+        ("WEB_CONCURRENCY", "0"),
+        ("LONG_POLL_MAX_SECONDS", "1e3"),
+    ],
+)
+def test_bad_values_name_the_variable(name: str, value: str) -> None:
+    with pytest.raises(ValueError, match=f"^{name}: "):
+        Config.from_env({name: value})
+
+
+def test_cluster_needs_a_url() -> None:
+    with pytest.raises(ValueError, match="^REDIS_CLUSTER: "):
+        Config.from_env({"REDIS_CLUSTER": "true"})
+
+
+def test_config_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Config.from_env({}).port = 1  # type: ignore[misc]
+
+
+def test_env_table_covers_every_setting() -> None:
+    names = [var.name for var in ENV_VARS]
+    assert len(names) == len(set(names))
+    fields = {field.name for field in dataclasses.fields(Config)}
+    renamed = {"rate_limits_enabled": "RATE_LIMITS"}
+    assert {renamed.get(field, field.upper()) for field in fields} == set(names)
+    table = env_table_markdown()
+    assert all(f"`{name}`" in table for name in names)
+
+
+def _gunicorn_settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str, object]:
+    for var in ENV_VARS:
+        monkeypatch.delenv(var.name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(GUNICORN_CONF))
+
+
+def test_gunicorn_conf_uses_one_worker_without_redis(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = _gunicorn_settings(monkeypatch, WEB_CONCURRENCY="3", PORT="8123")
+    assert settings["workers"] == 1
+    assert settings["bind"] == "127.0.0.1:8123"
+    assert settings["worker_class"] == "gthread"
+
+
+def test_gunicorn_conf_with_redis(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = _gunicorn_settings(
+        monkeypatch,
+        REDIS_URL="redis://127.0.0.1:1/0",
+        WEB_CONCURRENCY="3",
+        GUNICORN_THREADS="4",
+        GUNICORN_TIMEOUT="90",
+        HOST="0.0.0.0",
+    )
+    assert (settings["workers"], settings["threads"], settings["timeout"]) == (3, 4, 90)
+    assert settings["bind"] == "0.0.0.0:8000"
+    assert settings["graceful_timeout"] > 30
+    fmt = str(settings["access_log_format"])
+    assert "authorization" not in fmt.lower()
