@@ -1,0 +1,262 @@
+"""Games over HTTP: create, join, views, moves and events.
+
+Each handler loads the game, calls one operation of :mod:`service.games` (which
+calls the engine), saves, and dumps the answer.  Errors are mapped to
+problem+json by :mod:`service.api.problems`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from flask import Response, request, url_for
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import ValidationError
+
+from service.api import metrics, schemas
+from service.api.persistence import (
+    Outcome,
+    bearer_token,
+    change,
+    events_payload,
+    json_response,
+    load,
+    not_modified,
+    require_seat,
+    services,
+    store,
+    unauthorized,
+)
+from service.api.problems import ApiError
+from service.engine.moves import Move
+from service.games import GameRecord, create_record
+from service.store import GameNotFound
+
+blp = Blueprint(
+    "games", __name__, url_prefix="/v1/games", description="Create, join and play games"
+)
+
+ERRORS_READ = {404: "Unknown game", 503: "Storage unavailable"}
+ERRORS_PLAYER = {**ERRORS_READ, 401: "Missing or invalid token"}
+
+
+def _document_errors(blueprint: Blueprint, codes: dict[int, str]) -> Any:
+    def wrap(func: Any) -> Any:
+        for status, description in codes.items():
+            func = blueprint.alt_response(
+                status,
+                schema=schemas.Problem,
+                description=description,
+                content_type="application/problem+json",
+            )(func)
+        return func
+
+    return wrap
+
+
+@blp.route("")
+class Games(MethodView):
+    @blp.arguments(schemas.CreateGameIn)
+    @blp.response(201, schemas.CreateGameOut)
+    @_document_errors(blp, {422: "Invalid players, seats or options", 503: "Storage unavailable"})
+    def post(self, body: dict[str, Any]) -> Response:
+        """Create a game
+
+        Seats listed in `players` are taken now (a token is returned for each
+        human seat, once); the rest stay open for `POST /v1/games/{id}/players`.
+        Round 1 is dealt as soon as every seat is taken.
+        """
+        config = services().config
+        record, tokens, events = create_record(
+            body["players"],
+            body.get("seats"),
+            body["ruleset"],
+            body["options"],
+            body.get("seed"),
+            config.allow_seeded_games,
+        )
+        version = store().create(record.id, record.to_bytes(), events_payload(events))
+        metrics.GAMES_CREATED.inc()
+        out = {
+            "id": record.id,
+            "version": version,
+            "status": record.status,
+            "seeded": record.seeded,
+            "players": [
+                {
+                    "seat": s.seat,
+                    "name": s.name,
+                    "bot": s.bot,
+                    **({"token": tokens[s.seat]} if s.seat in tokens else {}),
+                }
+                for s in record.seats
+                if not s.is_open
+            ],
+        }
+        location = url_for("games.Game", game_id=record.id)
+        return json_response(out, 201, version=version, headers={"Location": location})
+
+
+@blp.route("/<string:game_id>")
+class Game(MethodView):
+    @blp.response(200, schemas.GameView)
+    @_document_errors(blp, ERRORS_READ)
+    def get(self, game_id: str) -> Response:
+        """Public view of a game
+
+        Everything a spectator may see: no card held in any hand, nothing about
+        the stock's order. Supports `If-None-Match` (304).
+        """
+        found = store().load(game_id)
+        if found is None:
+            raise GameNotFound(game_id)
+        version, raw = found
+        unchanged = not_modified(version)
+        if unchanged is not None:
+            return unchanged
+        record = GameRecord.from_bytes(raw)
+        return json_response(record.view(version), version=version)
+
+
+@blp.route("/<string:game_id>/view")
+class PlayerViewResource(MethodView):
+    @blp.response(200, schemas.PlayerView)
+    @_document_errors(blp, ERRORS_PLAYER)
+    def get(self, game_id: str) -> Response:
+        """A seat's view
+
+        The public view plus the seat's hand, its legal moves and the best
+        arrangement of its hand. Needs the seat's bearer token.
+        """
+        version, record = load(game_id)
+        seat = require_seat(record)
+        unchanged = not_modified(version)
+        if unchanged is not None:
+            return unchanged
+        return json_response(record.view(version, seat), version=version)
+
+
+@blp.route("/<string:game_id>/players")
+class Players(MethodView):
+    @blp.arguments(schemas.JoinIn)
+    @blp.response(201, schemas.JoinOut)
+    @_document_errors(blp, {**ERRORS_READ, 409: "No open seat", 422: "Invalid name"})
+    def post(self, body: dict[str, Any], game_id: str) -> Response:
+        """Take an open seat
+
+        Returns the seat and its bearer token (shown only this once).
+        """
+
+        def join(version: int, record: GameRecord) -> Outcome:
+            seat, token, events = record.join(body["name"])
+
+            def build(new_version: int) -> tuple[int, Any]:
+                out = {
+                    "seat": seat,
+                    "token": token,
+                    "version": new_version,
+                    "status": record.status,
+                }
+                return 201, out
+
+            return Outcome(events, build)
+
+        return change(game_id, join)
+
+
+def _parse_move() -> Move:
+    raw = request.get_data(cache=True)
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise ApiError("INVALID_JSON", "the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise ApiError(
+            "VALIDATION_ERROR",
+            "a move is a JSON object",
+            errors={"_schema": ["expected an object"]},
+        )
+    schema_cls = schemas.MOVE_SCHEMAS.get(data.get("type"))  # type: ignore[arg-type]
+    if schema_cls is None:
+        raise ApiError(
+            "VALIDATION_ERROR",
+            "unknown move type; expected draw, discard or go_out",
+            errors={"type": ["must be one of: draw, discard, go_out"]},
+        )
+    try:
+        schema_cls().load(data)
+    except ValidationError as exc:
+        raise ApiError(
+            "VALIDATION_ERROR", "some fields are invalid; see errors", errors=exc.messages
+        ) from None
+    return Move.from_dict(data)
+
+
+MOVE_BODY = {
+    "required": True,
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Move"}}},
+}
+
+
+@blp.route("/<string:game_id>/moves")
+class Moves(MethodView):
+    @blp.doc(requestBody=MOVE_BODY)
+    @blp.response(200, schemas.PlayerView)
+    @_document_errors(
+        blp,
+        {
+            **ERRORS_PLAYER,
+            400: "Malformed JSON",
+            409: "Not your turn, wrong phase, or game not in progress",
+            412: "If-Match names a stale version",
+            422: "Invalid or illegal move",
+        },
+    )
+    def post(self, game_id: str) -> Response:
+        """Make a move
+
+        The body is one move (`draw`, `discard` or `go_out`). Send
+        `If-Match: "<version>"` to act only on the version you saw, and
+        `Idempotency-Key` to make retries safe. Answers with your new view.
+        """
+        if bearer_token() is None:
+            raise unauthorized("send Authorization: Bearer <token> for your seat")
+        move = _parse_move()
+
+        def play(version: int, record: GameRecord) -> Outcome:
+            seat = require_seat(record)
+            events = record.play(seat, move)
+            metrics.MOVES.labels(move.type).inc()
+            if record.status == "finished":
+                metrics.GAMES_FINISHED.inc()
+
+            def build(new_version: int) -> tuple[int, Any]:
+                return 200, record.view(new_version, seat)
+
+            return Outcome(events, build)
+
+        return change(game_id, play, conditional=True)
+
+
+@blp.route("/<string:game_id>/events")
+class Events(MethodView):
+    @blp.arguments(schemas.EventsQuery, location="query")
+    @blp.response(200, schemas.EventsOut)
+    @_document_errors(blp, ERRORS_PLAYER)
+    def get(self, query: dict[str, Any], game_id: str) -> Response:
+        """Events of a game
+
+        Events with `seq` > `after`, oldest first. With `wait` (seconds, at
+        most 30) the request waits until an event arrives. A seat's bearer
+        token adds the events private to that seat.
+        """
+        seat = None
+        if request.headers.get("Authorization"):
+            _version, record = load(game_id)
+            seat = require_seat(record)
+        wait = min(query["wait"], services().config.long_poll_max_seconds)
+        found, last_seq = store().events(game_id, query["after"], seat, wait)
+        events = [{"seq": seq, **orjson.loads(raw)} for seq, raw in found]
+        return json_response({"events": events, "last_seq": last_seq})

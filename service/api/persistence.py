@@ -1,0 +1,220 @@
+"""Loading and saving games for the handlers: auth, conditional requests,
+idempotency keys and the optimistic-concurrency write loop.
+
+A change is one read (the game, plus any idempotency record, in one round
+trip) and one atomic conditional write (:meth:`GameStore.commit`).  A write
+that loses a race is retried on the fresh state when the client did not send
+``If-Match``; with ``If-Match`` it answers 412.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from flask import Response, current_app, request
+
+from service.api.problems import ApiError
+from service.config import Config
+from service.engine.records import Event
+from service.games import GameRecord, hash_token
+from service.store import GameNotFound, GameStore, IdempotentReplay, VersionConflict
+
+MAX_ATTEMPTS = 4
+IDEMPOTENCY_KEY_MAX = 255
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    config: Config
+    store: GameStore
+
+
+def services() -> Services:
+    svc: Services = current_app.extensions["t13"]
+    return svc
+
+
+def store() -> GameStore:
+    return services().store
+
+
+def json_response(
+    body: Any,
+    status: int = 200,
+    *,
+    version: int | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """A JSON answer dumped with orjson; ``version`` adds the ETag."""
+    response = Response(orjson.dumps(body), status=status, mimetype="application/json")
+    if version is not None:
+        response.headers["ETag"] = f'"{version}"'
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def bearer_token() -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def unauthorized(detail: str) -> ApiError:
+    return ApiError("UNAUTHORIZED", detail, headers={"WWW-Authenticate": 'Bearer realm="games"'})
+
+
+def require_seat(record: GameRecord) -> int:
+    """The seat proven by the request's bearer token, or 401."""
+    token = bearer_token()
+    if token is None:
+        raise unauthorized("send Authorization: Bearer <token> for your seat")
+    seat = record.seat_for_token(token)
+    if seat is None:
+        raise unauthorized("this token does not hold a seat in this game")
+    return seat
+
+
+def load(game_id: str) -> tuple[int, GameRecord]:
+    """The game's version and record, or 404."""
+    found = store().load(game_id)
+    if found is None:
+        raise GameNotFound(game_id)
+    version, raw = found
+    return version, GameRecord.from_bytes(raw)
+
+
+def not_modified(version: int) -> Response | None:
+    """304 when ``If-None-Match`` names the current version."""
+    if request.if_none_match and request.if_none_match.contains(str(version)):
+        response = Response(status=304)
+        response.headers["ETag"] = f'"{version}"'
+        return response
+    return None
+
+
+def if_match_version() -> int | None:
+    """The version named by ``If-Match`` (None without the header)."""
+    if not request.if_match:
+        return None
+    tags = list(request.if_match.as_set())
+    if request.if_match.star_tag:
+        return None
+    try:
+        return int(tags[0]) if len(tags) == 1 else -1
+    except ValueError:
+        return -1
+
+
+def events_payload(events: list[Event]) -> list[tuple[bytes, int | None]]:
+    return [(orjson.dumps(e.to_dict()), e.seat) for e in events]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an operation produced: the events and the answer to give."""
+
+    events: list[Event]
+    build: Callable[[int], tuple[int, Any]]  # new version -> (status, body)
+
+
+def idempotency(scope: str) -> tuple[str, bytes] | None:
+    """``(key_hash, fingerprint)`` when the request has an ``Idempotency-Key``."""
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not key or len(key) > IDEMPOTENCY_KEY_MAX:
+        raise ApiError("BAD_REQUEST", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} chars")
+    key_hash = hashlib.sha256(f"{scope}\0{key}".encode()).hexdigest()
+    body = request.get_data(cache=True)
+    fingerprint = hashlib.sha256(
+        request.method.encode() + b"\0" + request.path.encode() + b"\0" + body
+    ).digest()
+    return key_hash, fingerprint
+
+
+def _replay(stored: tuple[bytes, bytes], fingerprint: bytes) -> Response:
+    stored_fingerprint, raw = stored
+    if stored_fingerprint != fingerprint:
+        raise ApiError(
+            "IDEMPOTENCY_KEY_REUSED",
+            "this Idempotency-Key was used with a different request",
+        )
+    saved = orjson.loads(raw)
+    response = json_response(saved["body"], saved["status"], version=saved.get("version"))
+    response.headers["Idempotent-Replayed"] = "true"
+    return response
+
+
+def scope_for(record_token: str | None, game_id: str) -> str:
+    return f"{game_id}\0{hash_token(record_token) if record_token else ''}"
+
+
+def change(
+    game_id: str,
+    operation: Callable[[int, GameRecord], Outcome],
+    *,
+    conditional: bool = False,
+) -> Response:
+    """Load, run ``operation``, commit atomically; retry lost races.
+
+    ``operation(version, record)`` mutates the record and returns the events
+    and a builder of the answer.  With ``conditional`` the request's
+    ``If-Match`` is honoured (412 when stale).
+    """
+    st = store()
+    expected = if_match_version() if conditional else None
+    idem = idempotency(scope_for(bearer_token(), game_id))
+    for _attempt in range(MAX_ATTEMPTS):
+        if idem is not None:
+            found, stored = st.load_with_idempotency(game_id, idem[0])
+            if stored is not None:
+                return _replay(stored, idem[1])
+        else:
+            found = st.load(game_id)
+        if found is None:
+            raise GameNotFound(game_id)
+        version, raw = found
+        if expected is not None and expected != version:
+            raise ApiError(
+                "PRECONDITION_FAILED",
+                f"If-Match names version {expected}, the game is at version {version}",
+                current_version=version,
+            )
+        record = GameRecord.from_bytes(raw)
+        outcome = operation(version, record)
+        new_version = version + 1
+        status, body = outcome.build(new_version)
+        saved = None
+        if idem is not None:
+            saved = (
+                idem[0],
+                idem[1],
+                orjson.dumps({"status": status, "body": body, "version": new_version}),
+            )
+        try:
+            st.commit(
+                game_id,
+                version,
+                record.to_bytes(),
+                events_payload(outcome.events),
+                idempotency=saved,
+            )
+        except IdempotentReplay as replay:
+            return _replay((replay.fingerprint, replay.response), idem[1] if idem else b"")
+        except VersionConflict as conflict:
+            if expected is not None:
+                raise ApiError(
+                    "PRECONDITION_FAILED",
+                    "the game changed while this move was being applied",
+                    current_version=conflict.current_version,
+                ) from None
+            continue
+        return json_response(body, status, version=new_version)
+    raise ApiError("CONFLICT", "the game is changing too fast; retry")

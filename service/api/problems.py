@@ -1,0 +1,184 @@
+"""Every error the API answers, as RFC 9457 problem details, mapped in one place.
+
+Handlers raise engine, lobby, store or :class:`ApiError` exceptions; the
+handlers registered by :func:`register` turn them into
+``application/problem+json`` answers with a stable ``code``.  The table
+``CODES`` is the list documented in the README (and checked by a test).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from flask import Flask, Response
+from werkzeug.exceptions import HTTPException
+
+from service.engine import errors as engine
+from service.games import HostingError
+from service.store import GameNotFound, StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+RETRY_AFTER_SECONDS = 1
+
+# code -> (status, title): every code the API can answer with.
+CODES: dict[str, tuple[int, str]] = {
+    "BAD_REQUEST": (400, "Malformed request"),
+    "INVALID_JSON": (400, "Request body is not valid JSON"),
+    "VALIDATION_ERROR": (422, "Invalid fields"),
+    "INVALID_OPTION": (422, "Invalid game options"),
+    "MALFORMED": (422, "Malformed value"),
+    "UNAUTHORIZED": (401, "Missing or invalid token"),
+    "NOT_FOUND": (404, "Not found"),
+    "GAME_NOT_FOUND": (404, "Unknown game"),
+    "METHOD_NOT_ALLOWED": (405, "Method not allowed"),
+    "NOT_ACCEPTABLE": (406, "Not acceptable"),
+    "NOT_YOUR_TURN": (409, "Not your turn"),
+    "WRONG_PHASE": (409, "Wrong phase of the turn"),
+    "GAME_NOT_IN_PROGRESS": (409, "Game not in progress"),
+    "GAME_FULL": (409, "No open seat"),
+    "CONFLICT": (409, "Concurrent change"),
+    "PRECONDITION_FAILED": (412, "Stale version"),
+    "PAYLOAD_TOO_LARGE": (413, "Request body too large"),
+    "UNSUPPORTED_MEDIA_TYPE": (415, "Send application/json"),
+    "CARD_NOT_IN_HAND": (422, "Card not in hand"),
+    "INVALID_MELDS": (422, "Invalid melds"),
+    "DISCARD_FORBIDDEN": (422, "Discard not allowed"),
+    "DISCARD_EMPTY": (422, "Discard pile empty"),
+    "STOCK_UNAVAILABLE": (422, "Stock unavailable"),
+    "GO_OUT_FORBIDDEN": (422, "Going out not allowed now"),
+    "ILLEGAL_MOVE": (422, "Illegal move"),
+    "IDEMPOTENCY_KEY_REUSED": (422, "Idempotency key reused with another request"),
+    "IDEMPOTENCY_IN_PROGRESS": (409, "A request with this idempotency key is in progress"),
+    "RATE_LIMITED": (429, "Too many requests"),
+    "STORE_UNAVAILABLE": (503, "Storage unavailable"),
+    "INTERNAL": (500, "Internal error"),
+}
+
+_HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    406: "NOT_ACCEPTABLE",
+    409: "CONFLICT",
+    412: "PRECONDITION_FAILED",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    422: "VALIDATION_ERROR",
+    429: "RATE_LIMITED",
+    503: "STORE_UNAVAILABLE",
+}
+
+
+class ApiError(Exception):
+    """An error answer decided by the HTTP layer itself (auth, preconditions...)."""
+
+    def __init__(
+        self,
+        code: str,
+        detail: str,
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ):
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def problem(
+    code: str,
+    detail: str,
+    *,
+    status: int | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> Response:
+    """A problem+json response for ``code``."""
+    default_status, title = CODES.get(code, (status or 500, code.replace("_", " ").title()))
+    status = status or default_status
+    body = {
+        "type": f"https://three-thirteen.dev/problems/{code.lower().replace('_', '-')}",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "code": code,
+        **extra,
+    }
+    response = Response(orjson.dumps(body), status=status, mimetype=PROBLEM_JSON)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def _field_errors(exc: engine.EngineError) -> dict[str, Any]:
+    return {"errors": {exc.field: [exc.message]}} if exc.field else {}
+
+
+def engine_problem(exc: engine.EngineError) -> Response:
+    """Map an engine or lobby error to its answer."""
+    if isinstance(exc, engine.StateConflictError | HostingError):
+        return problem(exc.code, exc.message, status=409, **_field_errors(exc))
+    if isinstance(exc, engine.MalformedError):
+        code = exc.code if exc.code in CODES else "MALFORMED"
+        return problem(code, exc.message, status=422, **_field_errors(exc))
+    if isinstance(exc, engine.IllegalMoveError):
+        code = exc.code if exc.code in CODES else "ILLEGAL_MOVE"
+        return problem(code, exc.message, status=422, **_field_errors(exc))
+    log.error("unmapped engine error %s", type(exc).__name__)
+    return problem("INTERNAL", "internal error")
+
+
+def _http_problem(exc: HTTPException) -> Response:
+    status = exc.code or 500
+    code = _HTTP_CODES.get(status, "BAD_REQUEST" if status < 500 else "INTERNAL")
+    extra: dict[str, Any] = {}
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict) and data.get("messages"):
+        messages = data["messages"]
+        # webargs nests messages by location ("json", "query", ...)
+        if isinstance(messages, dict) and len(messages) == 1:
+            messages = next(iter(messages.values()))
+        extra["errors"] = messages
+    detail = exc.description or CODES[code][1]
+    if status == 422 and "errors" in extra:
+        detail = "some fields are invalid; see errors"
+    headers = {}
+    if status == 405 and exc.get_response().headers.get("Allow"):
+        headers["Allow"] = exc.get_response().headers["Allow"]
+    if status == 429:
+        headers["Retry-After"] = str(getattr(exc, "retry_after", 1) or 1)
+    return problem(code, detail, status=status, headers=headers, **extra)
+
+
+def register(app: Flask) -> None:
+    """Install the handlers (after flask-smorest's, which they replace)."""
+    app.register_error_handler(
+        ApiError, lambda e: problem(e.code, e.detail, headers=e.headers, **e.extra)
+    )
+    app.register_error_handler(engine.EngineError, engine_problem)
+    app.register_error_handler(
+        GameNotFound, lambda e: problem("GAME_NOT_FOUND", "no game with this id")
+    )
+    app.register_error_handler(
+        StoreUnavailable,
+        lambda e: problem(
+            "STORE_UNAVAILABLE",
+            "the game store is unreachable; retry shortly",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        ),
+    )
+    app.register_error_handler(HTTPException, _http_problem)
+
+    @app.errorhandler(Exception)
+    def _unexpected(exc: Exception) -> Response:
+        if isinstance(exc, HTTPException):
+            return _http_problem(exc)
+        log.exception("unhandled error")
+        return problem("INTERNAL", "internal error; it has been logged")

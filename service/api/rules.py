@@ -1,0 +1,90 @@
+"""Stateless rules endpoints: evaluate a hand, list the rulesets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from service import bots
+from service.api import schemas
+from service.api.persistence import json_response
+from service.engine.cards import Rank, parse_cards
+from service.engine.errors import InvalidMeldsError, InvalidOptionError
+from service.engine.melds import classify_meld
+from service.engine.rules import (
+    OPTION_SPECS,
+    PRESET_DESCRIPTIONS,
+    PRESETS,
+    Game,
+    Options,
+    preset,
+)
+from service.engine.solver import best_arrangement
+
+blp = Blueprint("rules", __name__, url_prefix="/v1", description="Rules and hand evaluation")
+
+
+@blp.route("/hands/evaluate")
+class Evaluate(MethodView):
+    @blp.arguments(schemas.EvaluateIn)
+    @blp.response(200, schemas.ArrangementOut)
+    @blp.alt_response(
+        422,
+        schema=schemas.Problem,
+        description="Invalid cards or options",
+        content_type="application/problem+json",
+    )
+    def post(self, body: dict[str, Any]) -> Response:
+        """Best arrangement of a hand
+
+        The melds leaving the fewest penalty points for `cards`, with the wild
+        rank given directly or by `round` (under the options' schedule).
+        """
+        options = Options.from_dict(body["options"], base=preset(body["ruleset"]))
+        cards = parse_cards(body["cards"])
+        if "round" in body:
+            rounds = Game(2, options).rounds
+            if body["round"] > len(rounds):
+                raise InvalidOptionError(f"these options have {len(rounds)} rounds", field="round")
+            wild = rounds[body["round"] - 1].wild_rank
+        else:
+            wild = Rank.parse(body["wild_rank"])
+        table = []
+        for meld_cards in body.get("table", []):
+            meld = classify_meld(parse_cards(meld_cards), wild, options)
+            if meld is None:
+                raise InvalidMeldsError(f"{' '.join(meld_cards)} is not a meld", field="table")
+            table.append(meld)
+        arrangement = best_arrangement(cards, wild, options, tuple(table))
+        out = arrangement.to_dict()
+        out.setdefault("layoffs", [])
+        out["wild_rank"] = wild.symbol
+        return json_response(out)
+
+
+@blp.route("/rulesets")
+class Rulesets(MethodView):
+    @blp.response(200, schemas.RulesetsOut)
+    def get(self) -> Response:
+        """Presets, options and bot levels
+
+        Every preset with its option values, every option with its default and
+        allowed values, and the bot levels a seat can be given.
+        """
+        return json_response(
+            {
+                "rulesets": [
+                    {
+                        "name": name,
+                        "description": PRESET_DESCRIPTIONS[name],
+                        "options": options.to_dict(),
+                    }
+                    for name, options in PRESETS.items()
+                ],
+                "options": [spec.describe() for spec in OPTION_SPECS.values()],
+                "bots": list(bots.LEVELS),
+            }
+        )

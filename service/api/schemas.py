@@ -1,0 +1,304 @@
+"""The HTTP contract as marshmallow schemas: input validation and the OpenAPI spec.
+
+Responses on hot paths are dumped straight with orjson from dicts built by the
+engine's view function; these schemas describe them (and a test checks live
+responses against the generated spec).
+"""
+
+from __future__ import annotations
+
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+from service.engine.rules import MAX_PLAYERS
+
+NAME = validate.Regexp(
+    r"^[^\x00-\x1f\x7f<>]{1,40}$",
+    error="names are 1 to 40 characters, without control characters or < >",
+)
+
+
+def card_field(**kwargs: object) -> fields.String:
+    return fields.String(
+        validate=validate.Length(1, 3),
+        metadata={
+            "description": "Card code: A 2..10 J Q K + C D H S, or JK (T, lower case accepted)",
+            "example": "7H",
+        },
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+# -- input ---------------------------------------------------------------------
+
+
+class PlayerIn(Schema):
+    name = fields.String(required=True, validate=NAME)
+    bot = fields.String(
+        allow_none=True,
+        load_default=None,
+        metadata={"description": "Bot level playing this seat; see GET /v1/rulesets"},
+    )
+
+
+class CreateGameIn(Schema):
+    players = fields.List(
+        fields.Nested(PlayerIn), required=True, validate=validate.Length(1, MAX_PLAYERS)
+    )
+    seats = fields.Integer(
+        validate=validate.Range(2, MAX_PLAYERS),
+        metadata={"description": "Total seats; defaults to the number of players"},
+    )
+    ruleset = fields.String(load_default="classic", validate=validate.Length(1, 40))
+    options = fields.Dict(
+        keys=fields.String(),
+        load_default=dict,
+        metadata={"description": "Option overrides over the ruleset; see GET /v1/rulesets"},
+    )
+    seed = fields.String(
+        validate=validate.Length(1, 128),
+        metadata={"description": "Honoured only when the server allows seeded games"},
+    )
+
+
+class JoinIn(Schema):
+    name = fields.String(required=True, validate=NAME)
+
+
+class DrawMove(Schema):
+    type = fields.String(required=True, validate=validate.Equal("draw"))
+    source = fields.String(required=True, validate=validate.OneOf(["stock", "discard"]))
+
+
+class DiscardMove(Schema):
+    type = fields.String(required=True, validate=validate.Equal("discard"))
+    card = card_field(required=True)
+
+
+class GoOutMove(Schema):
+    type = fields.String(required=True, validate=validate.Equal("go_out"))
+    discard = card_field(required=True)
+    melds = fields.List(
+        fields.List(card_field(), validate=validate.Length(1, 16)),
+        validate=validate.Length(0, 16),
+        metadata={"description": "Optional: without it the service finds an arrangement"},
+    )
+
+
+MOVE_SCHEMAS: dict[str, type[Schema]] = {
+    "draw": DrawMove,
+    "discard": DiscardMove,
+    "go_out": GoOutMove,
+}
+
+
+class EvaluateIn(Schema):
+    cards = fields.List(card_field(), required=True, validate=validate.Length(0, 16))
+    wild_rank = fields.String(
+        validate=validate.OneOf(
+            [
+                "A",
+                "2",
+                "3",
+                "4",
+                "5",
+                "6",
+                "7",
+                "8",
+                "9",
+                "10",
+                "T",
+                "J",
+                "Q",
+                "K",
+                "a",
+                "t",
+                "j",
+                "q",
+                "k",
+            ]
+        ),
+    )
+    round = fields.Integer(
+        validate=validate.Range(1, 26),
+        metadata={"description": "Round number instead of wild_rank (schedule of the options)"},
+    )
+    options = fields.Dict(keys=fields.String(), load_default=dict)
+    ruleset = fields.String(load_default="classic", validate=validate.Length(1, 40))
+    table = fields.List(
+        fields.List(card_field(), validate=validate.Length(3, 16)),
+        validate=validate.Length(0, 32),
+        metadata={"description": "Melds on the table that cards may be laid off onto"},
+    )
+
+    @validates_schema
+    def _one_of_wild_or_round(self, data: dict[str, object], **_: object) -> None:
+        if ("wild_rank" in data) == ("round" in data):
+            raise ValidationError("give exactly one of wild_rank and round", "wild_rank")
+
+
+class EventsQuery(Schema):
+    after = fields.Integer(load_default=0, validate=validate.Range(0, 2**53))
+    wait = fields.Float(load_default=0.0, validate=validate.Range(0, 30))
+
+
+# -- output --------------------------------------------------------------------
+
+
+class MeldOut(Schema):
+    kind = fields.String(validate=validate.OneOf(["set", "run"]))
+    cards = fields.List(card_field())
+
+
+class LayOffOut(Schema):
+    target = fields.Integer(metadata={"description": "Index of the table meld extended"})
+    cards = fields.List(card_field())
+
+
+class ArrangementOut(Schema):
+    melds = fields.List(fields.Nested(MeldOut))
+    deadwood = fields.List(card_field())
+    points = fields.Integer()
+    layoffs = fields.List(fields.Nested(LayOffOut))
+
+
+class HandResultOut(ArrangementOut):
+    seat = fields.Integer()
+    penalty = fields.Integer()
+
+
+class RoundResultOut(Schema):
+    number = fields.Integer()
+    wild_rank = fields.String()
+    went_out = fields.Integer(allow_none=True)
+    ended_by = fields.String(validate=validate.OneOf(["went_out", "turn_limit"]))
+    multiplier = fields.Integer()
+    hands = fields.List(fields.Nested(HandResultOut))
+    table = fields.List(fields.Nested(MeldOut))
+
+
+class TableMeldOut(MeldOut):
+    seat = fields.Integer()
+
+
+class RoundOut(Schema):
+    number = fields.Integer()
+    hand_size = fields.Integer()
+    wild_rank = fields.String()
+    dealer = fields.Integer()
+    turn = fields.Integer()
+    phase = fields.String(validate=validate.OneOf(["draw", "discard"]))
+    stock_size = fields.Integer()
+    discard_top = fields.String(allow_none=True)
+    discard_size = fields.Integer()
+    went_out = fields.Integer(allow_none=True)
+    final_turns_left = fields.Integer(allow_none=True)
+    turns_taken = fields.Integer()
+    table = fields.List(fields.Nested(TableMeldOut))
+
+
+class PlayerOut(Schema):
+    seat = fields.Integer()
+    name = fields.String(allow_none=True)
+    bot = fields.String(allow_none=True)
+    hand_size = fields.Integer()
+    total = fields.Integer()
+
+
+class FairnessOut(Schema):
+    commitment = fields.String(metadata={"description": "SHA-256 of the game's secret seed"})
+    seed = fields.String(allow_none=True, metadata={"description": "Revealed once finished"})
+    seeded = fields.Boolean()
+
+
+class GameView(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    status = fields.String(validate=validate.OneOf(["waiting", "playing", "finished"]))
+    ruleset = fields.String()
+    options = fields.Dict()
+    decks = fields.Integer()
+    rounds_total = fields.Integer()
+    players = fields.List(fields.Nested(PlayerOut))
+    open_seats = fields.List(fields.Integer())
+    round = fields.Nested(RoundOut, allow_none=True)
+    results = fields.List(fields.Nested(RoundResultOut))
+    winners = fields.List(fields.Integer(), allow_none=True)
+    fairness = fields.Nested(FairnessOut)
+
+
+class MoveOut(Schema):
+    type = fields.String(validate=validate.OneOf(["draw", "discard", "go_out"]))
+    source = fields.String()
+    card = card_field()
+    discard = card_field()
+    melds = fields.List(fields.List(card_field()))
+
+
+class PlayerView(GameView):
+    seat = fields.Integer()
+    hand = fields.List(card_field())
+    legal_moves = fields.List(fields.Nested(MoveOut))
+    arrangement = fields.Nested(ArrangementOut, allow_none=True)
+
+
+class SeatOut(Schema):
+    seat = fields.Integer()
+    name = fields.String()
+    bot = fields.String(allow_none=True)
+    token = fields.String(metadata={"description": "Bearer token; shown only once"})
+
+
+class CreateGameOut(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    status = fields.String()
+    seeded = fields.Boolean()
+    players = fields.List(fields.Nested(SeatOut))
+
+
+class JoinOut(Schema):
+    seat = fields.Integer()
+    token = fields.String()
+    version = fields.Integer()
+    status = fields.String()
+
+
+class EventOut(Schema):
+    seq = fields.Integer()
+    type = fields.String()
+
+
+class EventsOut(Schema):
+    events = fields.List(fields.Nested(EventOut))
+    last_seq = fields.Integer()
+
+
+class OptionOut(Schema):
+    name = fields.String()
+    default = fields.Raw(allow_none=True)
+    description = fields.String()
+    allowed = fields.List(fields.Raw(allow_none=True))
+    nullable = fields.Boolean()
+    minimum = fields.Integer()
+    maximum = fields.Integer()
+
+
+class RulesetOut(Schema):
+    name = fields.String()
+    description = fields.String()
+    options = fields.Dict()
+
+
+class RulesetsOut(Schema):
+    rulesets = fields.List(fields.Nested(RulesetOut))
+    options = fields.List(fields.Nested(OptionOut))
+    bots = fields.List(fields.String())
+
+
+class Problem(Schema):
+    type = fields.String()
+    title = fields.String()
+    status = fields.Integer()
+    detail = fields.String()
+    code = fields.String()
+    errors = fields.Dict()

@@ -1,0 +1,119 @@
+"""The application factory: ``create_app(config)`` builds the Flask app."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, Response, request
+from flask_smorest import Api
+
+from service import logs
+from service.api import games, metrics, ops, problems, rules, schemas
+from service.api.persistence import Services
+from service.config import Config
+from service.store import GameStore
+
+API_VERSION = "1.0.0"
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+DOCS_CSP = (
+    "default-src 'self'; img-src 'self' data:; "
+    "style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'"
+)
+CORS_ALLOW_HEADERS = "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key"
+CORS_EXPOSE_HEADERS = "ETag, Location, Retry-After, X-Request-ID"
+API_CSP = "default-src 'none'; frame-ancestors 'none'"
+
+log = logging.getLogger(__name__)
+
+
+def _spec_options() -> dict[str, object]:
+    return {
+        "info": {
+            "description": (
+                "Host games of the rummy card game Three Thirteen. Players act with "
+                "`Authorization: Bearer <token>`; errors are RFC 9457 problem details."
+            )
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "servers": [{"url": "/"}],
+    }
+
+
+def _register_move_schema(api: Api) -> None:
+    """The move body: a ``oneOf`` discriminated by ``type``."""
+    for name, schema in (
+        ("DrawMove", schemas.DrawMove),
+        ("DiscardMove", schemas.DiscardMove),
+        ("GoOutMove", schemas.GoOutMove),
+    ):
+        api.spec.components.schema(name, schema=schema)
+    refs = {
+        kind: f"#/components/schemas/{name}"
+        for kind, name in (
+            ("draw", "DrawMove"),
+            ("discard", "DiscardMove"),
+            ("go_out", "GoOutMove"),
+        )
+    }
+    api.spec.components.schema(
+        "Move",
+        {
+            "oneOf": [{"$ref": ref} for ref in refs.values()],
+            "discriminator": {"propertyName": "type", "mapping": refs},
+        },
+    )
+
+
+def create_app(config: Config | None = None, store: GameStore | None = None) -> Flask:
+    """Build the app for ``config`` (default: from the environment)."""
+    config = config or Config.from_env()
+    logs.configure(config.log_level)
+    if config.redis_url is None:
+        log.warning(
+            "REDIS_URL is not set: games live in an embedded in-process store "
+            "(lost on restart, one process only). Not for production."
+        )
+    app = Flask(__name__)
+    app.config.update(
+        API_TITLE="Three Thirteen",
+        API_VERSION=API_VERSION,
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        API_SPEC_OPTIONS=_spec_options(),
+        MAX_CONTENT_LENGTH=config.max_body_bytes,
+        JSON_SORT_KEYS=False,
+    )
+    app.extensions["t13"] = Services(config, store or GameStore.from_config(config))
+    api = Api(app)
+    _register_move_schema(api)
+    api.register_blueprint(games.blp)
+    api.register_blueprint(rules.blp)
+    app.register_blueprint(ops.blp)
+    problems.register(app)
+    metrics.install(app)
+    logs.install_request_ids(app)
+
+    @app.after_request
+    def _headers(response: Response) -> Response:
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        docs = request.path.startswith("/docs")
+        response.headers.setdefault("Content-Security-Policy", DOCS_CSP if docs else API_CSP)
+        origin = request.headers.get("Origin")
+        if origin and (origin in config.cors_origins or "*" in config.cors_origins):
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Vary"] = "Origin"
+            response.headers["Access-Control-Allow-Headers"] = CORS_ALLOW_HEADERS
+            response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
+        return response
+
+    return app

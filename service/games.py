@@ -1,0 +1,288 @@
+"""Hosted games: the stored record of one game (lobby, seats, engine state) and
+the operations on it.  No Flask and no Redis here: the API loads a record from
+the store, calls one operation, and saves the record and the events it returns.
+
+A record is versioned JSON (``DOC_FORMAT``), serialized with orjson; the
+engine state inside it has its own format version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from service import bots
+from service.engine.codec import state_from_dict, state_to_dict
+from service.engine.errors import EngineError, GameNotInProgressError, InvalidOptionError
+from service.engine.moves import Move
+from service.engine.records import Event
+from service.engine.rules import Game, Options, preset
+from service.engine.shuffle import Shuffler, commitment, new_seed
+from service.engine.state import State
+from service.engine.view import observe
+
+DOC_FORMAT = 1
+TOKEN_BYTES = 32
+
+
+class HostingError(EngineError):
+    """A request the lobby cannot satisfy (the API maps it like engine errors)."""
+
+
+class GameFullError(HostingError):
+    code = "GAME_FULL"
+
+
+def new_token() -> str:
+    """A bearer token: 256 random bits, URL-safe."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def hash_token(token: str) -> str:
+    """Only this hash of a token is ever stored."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_game_id() -> str:
+    """An unguessable game id (128 random bits)."""
+    return secrets.token_urlsafe(16)
+
+
+def seed_from_client(seed: str | int) -> str:
+    """A client-chosen seed (any string or number) as the engine's hex seed."""
+    return hashlib.sha256(str(seed).encode()).hexdigest()
+
+
+@dataclass(slots=True)
+class Seat:
+    seat: int
+    name: str | None = None
+    bot: str | None = None
+    token_hash: str | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.name is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "name": self.name,
+            "bot": self.bot,
+            "token_hash": self.token_hash,
+        }
+
+
+@dataclass(slots=True)
+class GameRecord:
+    """Everything stored about one game."""
+
+    id: str
+    ruleset: str
+    options: Options
+    seats: list[Seat]
+    seed: str
+    seeded: bool = False
+    created_at: float = field(default_factory=time.time)
+    state: State | None = None
+
+    @property
+    def status(self) -> str:
+        if self.state is None:
+            return "waiting"
+        return self.state.status.value
+
+    @property
+    def game(self) -> Game:
+        return Game(len(self.seats), self.options)
+
+    # -- serialization -------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        return orjson.dumps(
+            {
+                "f": DOC_FORMAT,
+                "id": self.id,
+                "ruleset": self.ruleset,
+                "options": self.options.to_dict(),
+                "seats": [s.to_dict() for s in self.seats],
+                "seed": self.seed,
+                "seeded": self.seeded,
+                "created_at": self.created_at,
+                "state": state_to_dict(self.state) if self.state else None,
+            }
+        )
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> GameRecord:
+        data = orjson.loads(raw)
+        if data.get("f") != DOC_FORMAT:
+            raise ValueError(f"unknown game record format {data.get('f')!r}")
+        return cls(
+            id=data["id"],
+            ruleset=data["ruleset"],
+            options=Options.from_dict(data["options"]),
+            seats=[Seat(**s) for s in data["seats"]],
+            seed=data["seed"],
+            seeded=data["seeded"],
+            created_at=data["created_at"],
+            state=state_from_dict(data["state"]) if data["state"] else None,
+        )
+
+    # -- access ----------------------------------------------------------------
+
+    def seat_for_token(self, token: str) -> int | None:
+        """The seat this bearer token proves, compared in constant time."""
+        digest = hash_token(token)
+        found = None
+        for seat in self.seats:
+            if seat.token_hash is not None and hmac.compare_digest(seat.token_hash, digest):
+                found = seat.seat
+        return found
+
+    # -- views -----------------------------------------------------------------
+
+    def view(self, version: int, seat: int | None = None) -> dict[str, Any]:
+        """The public view (``seat`` None) or a seat's view, with lobby details."""
+        if self.state is not None:
+            out = observe(self.state, seat)
+        else:
+            out = {
+                "status": "waiting",
+                "options": self.options.to_dict(),
+                "decks": self.game.decks,
+                "rounds_total": len(self.game.rounds),
+                "players": [{"seat": s.seat, "hand_size": 0, "total": 0} for s in self.seats],
+                "round": None,
+                "results": [],
+                "winners": None,
+            }
+            if seat is not None:
+                out.update(seat=seat, hand=[], legal_moves=[], arrangement=None)
+        for player, seat_info in zip(out["players"], self.seats, strict=True):
+            player["name"] = seat_info.name
+            player["bot"] = seat_info.bot
+        finished = self.status == "finished"
+        out = {"id": self.id, "version": version, **out}
+        out["status"] = self.status
+        out["ruleset"] = self.ruleset
+        out["open_seats"] = [s.seat for s in self.seats if s.is_open]
+        out["fairness"] = {
+            "commitment": commitment(self.seed),
+            "seed": self.seed if finished else None,
+            "seeded": self.seeded,
+        }
+        return out
+
+    # -- operations --------------------------------------------------------------
+
+    def join(self, name: str) -> tuple[int, str, list[Event]]:
+        """Take the lowest open seat; deal round 1 when it was the last one."""
+        open_seats = [s for s in self.seats if s.is_open]
+        if not open_seats:
+            raise GameFullError("every seat is taken")
+        seat = open_seats[0]
+        token = new_token()
+        seat.name, seat.token_hash = name, hash_token(token)
+        events = [Event("player_joined", {"seat": seat.seat, "name": name, "bot": None})]
+        return seat.seat, token, events + self._start_if_full()
+
+    def play(self, seat: int, move: Move) -> list[Event]:
+        """Apply a seat's move, then every bot turn that follows it."""
+        if self.state is None:
+            raise GameNotInProgressError("the game has not started: seats are still open")
+        events = self.state.apply(seat, move)
+        return events + self._play_bots()
+
+    def _start_if_full(self) -> list[Event]:
+        if any(s.is_open for s in self.seats) or self.state is not None:
+            return []
+        self.state, deal = State.start(self.game, self.seed)
+        return [Event("game_started", {"seats": len(self.seats)}), *deal, *self._play_bots()]
+
+    def _play_bots(self) -> list[Event]:
+        state = self.state
+        events: list[Event] = []
+        while state is not None and state.round is not None:
+            level = self.seats[state.round.turn].bot
+            if level is None:
+                break
+            seat = state.round.turn
+            rng = Shuffler.from_hex(self.seed).rng(
+                "bot", seat, len(state.results), _turn_key(state)
+            )
+            move = bots.decide(level, observe(state, seat), rng)
+            events += [_as_bot(e, seat) for e in state.apply(seat, move)]
+        return events
+
+
+def _turn_key(state: State) -> int:
+    rnd = state.round
+    assert rnd is not None
+    return rnd.turns_taken * 2 + (rnd.phase.value == "discard")
+
+
+def _as_bot(event: Event, seat: int) -> Event:
+    if event.data.get("seat") == seat and event.type in ("drew", "discarded", "went_out"):
+        return Event(event.type, {**event.data, "bot": True}, event.seat)
+    return event
+
+
+def create_record(
+    players: list[dict[str, Any]],
+    seats: int | None,
+    ruleset: str,
+    overrides: dict[str, Any],
+    seed: str | int | None,
+    allow_seed: bool,
+) -> tuple[GameRecord, dict[int, str], list[Event]]:
+    """A new game record, the tokens of its human seats, and its first events.
+
+    Raises :class:`InvalidOptionError` (422) for bad options, seat counts or bots.
+    """
+    options = Options.from_dict(overrides, base=preset(ruleset))
+    total = len(players) if seats is None else seats
+    if total < len(players):
+        raise InvalidOptionError(
+            f"seats ({total}) is less than the number of players given ({len(players)})",
+            field="seats",
+        )
+    Game(total, options)  # validates the seat count and decks
+    for player in players:
+        if player.get("bot") is not None and player["bot"] not in bots.LEVELS:
+            raise InvalidOptionError(
+                f"unknown bot level {player['bot']!r}; expected one of {', '.join(bots.LEVELS)}",
+                field="bot",
+            )
+    if all(p.get("bot") for p in players) and total == len(players):
+        raise InvalidOptionError(
+            "a game needs at least one human or open seat; simulate bot-only games "
+            "with three-thirteen-sim",
+            field="players",
+        )
+    seeded = seed is not None and allow_seed
+    record = GameRecord(
+        id=new_game_id(),
+        ruleset=ruleset,
+        options=options,
+        seats=[Seat(i) for i in range(total)],
+        seed=seed_from_client(seed) if seeded and seed is not None else new_seed(),
+        seeded=seeded,
+    )
+    tokens: dict[int, str] = {}
+    events = [Event("game_created", {"seats": total, "ruleset": ruleset})]
+    for i, player in enumerate(players):
+        seat = record.seats[i]
+        seat.name, seat.bot = player["name"], player.get("bot")
+        if seat.bot is None:
+            tokens[i] = new_token()
+            seat.token_hash = hash_token(tokens[i])
+        events.append(Event("player_joined", {"seat": i, "name": seat.name, "bot": seat.bot}))
+    events += record._start_if_full()
+    return record, tokens, events

@@ -1,0 +1,92 @@
+"""API test fixtures: the app on the test Redis, and a small client helper."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import redis
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.app import create_app
+from service.config import Config
+from service.store import GameStore, connect
+
+
+def make_app(redis_url: str, **overrides: str) -> Flask:
+    config = Config.from_env(
+        {
+            "REDIS_URL": redis_url,
+            "ALLOW_SEEDED_GAMES": "true",
+            "RATE_LIMITS_ENABLED": "false",
+            **overrides,
+        }
+    )
+    app = create_app(config, GameStore(connect(config), config=config))
+    app.testing = True
+    return app
+
+
+@pytest.fixture
+def app(redis_client: redis.Redis, redis_url: str) -> Flask:
+    return make_app(redis_url)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@dataclass
+class Game:
+    """A game created through the API, with its seats' tokens."""
+
+    client: FlaskClient
+    id: str
+    tokens: dict[int, str] = field(default_factory=dict)
+
+    def auth(self, seat: int) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[seat]}"}
+
+    def public(self) -> dict[str, Any]:
+        response = self.client.get(f"/v1/games/{self.id}")
+        assert response.status_code == 200, response.get_json()
+        return response.get_json()
+
+    def view(self, seat: int) -> dict[str, Any]:
+        response = self.client.get(f"/v1/games/{self.id}/view", headers=self.auth(seat))
+        assert response.status_code == 200, response.get_json()
+        return response.get_json()
+
+    def move(self, seat: int, move: dict[str, Any], **headers: str) -> Any:
+        return self.client.post(
+            f"/v1/games/{self.id}/moves", json=move, headers={**self.auth(seat), **headers}
+        )
+
+    def events(self, seat: int | None = None, after: int = 0) -> list[dict[str, Any]]:
+        headers = self.auth(seat) if seat is not None else {}
+        response = self.client.get(f"/v1/games/{self.id}/events?after={after}", headers=headers)
+        assert response.status_code == 200
+        return response.get_json()["events"]
+
+
+def create_game(client: FlaskClient, players: list[dict[str, Any]], **body: Any) -> Game:
+    response = client.post("/v1/games", json={"players": players, **body})
+    assert response.status_code == 201, response.get_json()
+    data = response.get_json()
+    game = Game(client, data["id"])
+    for player in data["players"]:
+        if "token" in player:
+            game.tokens[player["seat"]] = player["token"]
+    return game
+
+
+@pytest.fixture
+def new_game(client: FlaskClient) -> Iterator[Any]:
+    def make(n: int = 2, **body: Any) -> Game:
+        return create_game(client, [{"name": f"p{i}"} for i in range(n)], **body)
+
+    yield make

@@ -1,0 +1,182 @@
+"""The fixed points of API.md: lobby, views, conditional requests, idempotency."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tests.api.conftest import create_game
+
+
+def test_create_returns_tokens_location_and_etag(client):
+    response = client.post("/v1/games", json={"players": [{"name": "ann"}, {"name": "bob"}]})
+    assert response.status_code == 201
+    body = response.get_json()
+    assert response.headers["Location"] == f"/v1/games/{body['id']}"
+    assert response.headers["ETag"] == f'"{body["version"]}"'
+    assert body["status"] == "playing"
+    assert [p["seat"] for p in body["players"]] == [0, 1]
+    assert all(len(p["token"]) >= 43 for p in body["players"])  # 256 bits, base64url
+    assert len(body["id"]) >= 22  # 128 bits
+
+
+def test_lobby_join_deals_when_full(client):
+    game = create_game(client, [{"name": "ann"}], seats=3)
+    public = game.public()
+    assert public["status"] == "waiting"
+    assert public["open_seats"] == [1, 2]
+    assert public["round"] is None
+    moved = game.move(0, {"type": "draw", "source": "stock"})
+    assert moved.status_code == 409
+    assert moved.get_json()["code"] == "GAME_NOT_IN_PROGRESS"
+    joined = client.post(f"/v1/games/{game.id}/players", json={"name": "bob"})
+    assert joined.status_code == 201
+    assert joined.get_json()["seat"] == 1
+    assert game.public()["status"] == "waiting"
+    last = client.post(f"/v1/games/{game.id}/players", json={"name": "cy"})
+    assert last.get_json()["seat"] == 2
+    game.tokens[1] = joined.get_json()["token"]
+    game.tokens[2] = last.get_json()["token"]
+    public = game.public()
+    assert public["status"] == "playing"
+    assert public["round"]["number"] == 1
+    assert [p["hand_size"] for p in public["players"]] == [3, 3, 3]
+    full = client.post(f"/v1/games/{game.id}/players", json={"name": "dan"})
+    assert full.status_code == 409
+    assert full.get_json()["code"] == "GAME_FULL"
+    assert full.headers["Content-Type"] == "application/problem+json"
+
+
+def test_etag_and_if_none_match(new_game):
+    game = new_game()
+    first = game.client.get(f"/v1/games/{game.id}")
+    etag = first.headers["ETag"]
+    again = game.client.get(f"/v1/games/{game.id}", headers={"If-None-Match": etag})
+    assert again.status_code == 304
+    assert again.headers["ETag"] == etag
+    seat = first.get_json()["round"]["turn"]
+    view = game.client.get(
+        f"/v1/games/{game.id}/view", headers={**game.auth(seat), "If-None-Match": etag}
+    )
+    assert view.status_code == 304
+    assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 200
+    changed = game.client.get(f"/v1/games/{game.id}", headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["ETag"] != etag
+
+
+def test_stale_if_match_is_412_and_changes_nothing(new_game):
+    game = new_game()
+    public = game.public()
+    seat, version = public["round"]["turn"], public["version"]
+    stale = game.move(seat, {"type": "draw", "source": "stock"}, **{"If-Match": f'"{version - 1}"'})
+    assert stale.status_code == 412
+    assert stale.get_json()["code"] == "PRECONDITION_FAILED"
+    assert game.public()["version"] == version
+    fresh = game.move(seat, {"type": "draw", "source": "stock"}, **{"If-Match": f'"{version}"'})
+    assert fresh.status_code == 200
+    assert fresh.get_json()["version"] == version + 1
+
+
+def test_idempotency_key_replays_and_rejects_other_bodies(new_game):
+    game = new_game()
+    public = game.public()
+    seat, version = public["round"]["turn"], public["version"]
+    key = {"Idempotency-Key": "draw-1"}
+    first = game.move(seat, {"type": "draw", "source": "stock"}, **key)
+    second = game.move(seat, {"type": "draw", "source": "stock"}, **key)
+    assert first.status_code == second.status_code == 200
+    assert first.get_json() == second.get_json()
+    assert second.headers["Idempotent-Replayed"] == "true"
+    assert game.public()["version"] == version + 1
+    other = game.move(seat, {"type": "draw", "source": "discard"}, **key)
+    assert other.status_code == 422
+    assert other.get_json()["code"] == "IDEMPOTENCY_KEY_REUSED"
+    assert game.public()["version"] == version + 1
+
+
+def test_idempotency_keys_are_per_player(new_game):
+    game = new_game()
+    seat = game.public()["round"]["turn"]
+    other = 1 - seat
+    key = {"Idempotency-Key": "k"}
+    assert game.move(seat, {"type": "draw", "source": "stock"}, **key).status_code == 200
+    response = game.move(other, {"type": "draw", "source": "stock"}, **key)
+    assert response.status_code == 409
+    assert response.get_json()["code"] == "NOT_YOUR_TURN"
+
+
+def test_events_public_private_and_long_poll(new_game):
+    game = new_game()
+    seat = game.public()["round"]["turn"]
+    public_events = game.events()
+    assert all("private" not in e for e in public_events)
+    assert [e["seq"] for e in public_events] == sorted(e["seq"] for e in public_events)
+    mine = game.events(seat)
+    dealt = [e for e in mine if e["type"] == "dealt"]
+    assert [e["seat"] for e in dealt] == [seat]
+    last = game.client.get(f"/v1/games/{game.id}/events").get_json()["last_seq"]
+
+    def later_move():
+        time.sleep(0.5)
+        game.move(seat, {"type": "draw", "source": "stock"})
+
+    mover = threading.Thread(target=later_move)
+    started = time.monotonic()
+    mover.start()
+    waited = game.client.get(f"/v1/games/{game.id}/events?after={last}&wait=10")
+    mover.join()
+    elapsed = time.monotonic() - started
+    assert waited.status_code == 200
+    events = waited.get_json()["events"]
+    assert [e["type"] for e in events][:1] == ["drew"]
+    assert "card" not in events[0]  # a stock draw's card is private
+    assert elapsed < 8
+    own = game.events(seat, after=last)
+    assert any(e.get("private") and "card" in e for e in own)
+    other = game.events(1 - seat, after=last)
+    assert not any("card" in e for e in other if e["type"] == "drew")
+
+
+def test_events_wait_times_out_empty(new_game):
+    game = new_game()
+    last = game.client.get(f"/v1/games/{game.id}/events").get_json()["last_seq"]
+    started = time.monotonic()
+    response = game.client.get(f"/v1/games/{game.id}/events?after={last}&wait=1")
+    assert response.get_json() == {"events": [], "last_seq": last}
+    assert time.monotonic() - started >= 0.9
+
+
+def test_rulesets_lists_presets_options_and_bots(client):
+    body = client.get("/v1/rulesets").get_json()
+    names = [r["name"] for r in body["rulesets"]]
+    assert names[:1] == ["classic"] and "finnish" in names and "party" in names
+    options = {o["name"]: o for o in body["options"]}
+    assert options["aces"]["allowed"] == ["low", "high_or_low"]
+    assert options["jokers_per_deck"]["default"] == 0
+    assert "random" in body["bots"]
+
+
+def test_evaluate_worked_examples(client):
+    def evaluate(cards, **extra):
+        response = client.post("/v1/hands/evaluate", json={"cards": cards.split(), **extra})
+        assert response.status_code == 200, response.get_json()
+        return response.get_json()
+
+    assert evaluate("2C 2D 8S 9S JH QH KH", wild_rank="7")["points"] == 21
+    assert evaluate("7C 7D AS 5H", wild_rank="7")["points"] == 1
+    assert evaluate("7C AS 5H", round=5)["points"] == 13
+    assert evaluate("7C AS 5H", wild_rank="7", options={"unused_wild_points": 15})["points"] == 21
+    best = evaluate("4H 5H 6H 9C 9D 7S", wild_rank="7")
+    assert best["deadwood"] == [] and len(best["melds"]) == 2
+
+
+def test_ops_endpoints(client):
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/readyz").status_code == 200
+    metrics = client.get("/metrics")
+    assert b"t13_http_requests_total" in metrics.data
+    docs = client.get("/docs")
+    assert docs.status_code == 200
+    assert b"http" not in docs.data.replace(b"http-equiv", b"")  # no CDN, all local
+    assert client.get("/docs/static/swagger-ui-bundle.js").status_code == 200
