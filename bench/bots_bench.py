@@ -1,0 +1,126 @@
+"""Benchmarks of the bots: decision time per level, and strength.
+
+    .venv/bin/python bench/bots_bench.py               # decision times (14-card rounds)
+    .venv/bin/python bench/bots_bench.py --strength    # seeded tournaments (slow)
+    .venv/bin/python bench/bots_bench.py --strength --games 200 --jobs 2 --write bench/BOTS.md
+
+Decision times: self-play games with ``extra_rounds=1`` (so the last round deals
+14 cards); every decision is timed and the median and worst are printed per
+level, for all hand sizes and for 14-card hands (15 cards in hand after the
+draw).  Target: strong <= 20 ms median on the 14-card hands.
+
+Strength: full games (11 rounds, classic rules) played with the engine directly
+for each pairing, seats rotating from game to game; per level the mean total
+per game with a 95% confidence interval and the win rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from service.bots import LEVELS  # noqa: E402
+from service.bots.simulate import (  # noqa: E402
+    Outcome,
+    format_table,
+    game_seed,
+    paired_difference,
+    play_game,
+    run_games,
+    summarize,
+)
+from service.engine.rules import Options  # noqa: E402
+
+PAIRINGS: tuple[tuple[str, ...], ...] = (
+    ("strong", "basic"),
+    ("basic", "random"),
+    ("random", "basic", "strong", "strong"),
+)
+
+
+def timing(games: int, seed: str) -> str:
+    """Median and worst decision time per level (ms)."""
+    options = Options(extra_rounds=1)
+    samples: dict[str, list[tuple[int, float]]] = {level: [] for level in LEVELS}
+    for i in range(games):
+        for levels in (("strong", "basic", "random"), ("basic", "strong", "random")):
+            out = play_game(levels, options, game_seed(f"time:{seed}", i), timed=True)
+            for level, size, seconds in out.decision_times:
+                samples[level].append((size, seconds))
+    lines = [
+        f"decision times over {games * 2} games (3 players, extra_rounds=1), ms",
+        "| level | decisions | median | worst | median, 14-card round | worst, 14-card round |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for level in LEVELS:
+        all_t = [s * 1000 for _, s in samples[level]]
+        big = [s * 1000 for size, s in samples[level] if size >= 14]
+        lines.append(
+            f"| {level} | {len(all_t)} | {statistics.median(all_t):.2f} | {max(all_t):.2f} | "
+            f"{statistics.median(big):.2f} | {max(big):.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def strength(games: int, seed: str, jobs: int, options: Options) -> tuple[str, float]:
+    """The tournament tables (Markdown) and the seconds taken."""
+    started = time.perf_counter()
+    parts = []
+    for levels in PAIRINGS:
+        t0 = time.perf_counter()
+        outcomes: list[Outcome] = list(
+            run_games(levels, options, games, f"{seed}:{','.join(levels)}", jobs=jobs)
+        )
+        took = time.perf_counter() - t0
+        title = " vs ".join(levels)
+        distinct = list(dict.fromkeys(levels))
+        diffs = []
+        for better, worse in zip(distinct[::-1], distinct[::-1][1:], strict=False):
+            d, ci = paired_difference(outcomes, better, worse)
+            diffs.append(f"{better} - {worse}: {d:+.1f} ± {ci:.1f} points per game (paired)")
+        parts.append(
+            f"**{title}** ({games} games, {took:.0f} s)\n\n{format_table(summarize(outcomes))}"
+            + "".join(f"\n\n{line}" for line in diffs)
+        )
+        print(parts[-1] + "\n", flush=True)
+    return "\n\n".join(parts), time.perf_counter() - started
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Bot decision times and strength.")
+    parser.add_argument("--strength", action="store_true", help="run the tournaments")
+    parser.add_argument("--games", type=int, default=200, help="games per pairing (strength)")
+    parser.add_argument("--timing-games", type=int, default=6, help="games per seating (timing)")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (strength)")
+    parser.add_argument("--seed", default="bench", help="seed of the run")
+    parser.add_argument("--write", metavar="PATH", help="also write the tables to this file")
+    args = parser.parse_args(argv)
+    machine = (
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
+    print(f"machine: {machine}")
+    times = timing(args.timing_games, args.seed)
+    print(times + "\n", flush=True)
+    report = f"Machine: {machine}.\n\n{times}\n"
+    if args.strength:
+        tables, took = strength(args.games, args.seed, args.jobs, Options())
+        print(f"strength: {took:.0f} s with {args.jobs} processes")
+        report += (
+            f"\nStrength: full 11-round classic games, seed `{args.seed}`, seats rotating, "
+            f"{args.jobs} processes, {took:.0f} s in all.\n\n{tables}\n"
+        )
+    if args.write:
+        Path(args.write).write_text(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

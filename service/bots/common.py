@@ -1,0 +1,88 @@
+"""What every brain reads from a seat's view, parsed once.
+
+A brain's only inputs are the view (built by :func:`service.engine.view.observe`
+for the bot's own seat, or fetched from ``GET /v1/games/{id}/view``) and,
+optionally, the game's public events.  :class:`Seen` is the part of the view the
+brains use, in engine types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from service.bots.evaluator import Context, codes_to_ids
+from service.engine.cards import Card
+from service.engine.moves import Discard, Draw, GoOut, Move, Source
+from service.engine.rules import Options
+
+
+@dataclass(slots=True)
+class Seen:
+    """The parts of a seat's view the brains use."""
+
+    seat: int
+    num_players: int
+    decks: int
+    options: Options
+    ctx: Context
+    hand: tuple[int, ...]
+    phase: str
+    round_number: int
+    hand_size: int
+    discard_top: int | None
+    discard_size: int
+    stock_size: int
+    went_out: int | None
+    turns_taken: int
+    table: list[dict[str, Any]]
+    legal: list[Move]
+
+    @classmethod
+    def of(cls, view: dict[str, Any]) -> Seen:
+        rnd = view["round"]
+        options = Options.from_dict(view["options"])
+        top = rnd["discard_top"]
+        return cls(
+            seat=view["seat"],
+            num_players=len(view["players"]),
+            decks=view["decks"],
+            options=options,
+            ctx=Context.get(rnd["wild_rank"], options),
+            hand=codes_to_ids(view["hand"]),
+            phase=rnd["phase"],
+            round_number=rnd["number"],
+            hand_size=rnd["hand_size"],
+            discard_top=None if top is None else Card.parse(top).id,
+            discard_size=rnd["discard_size"],
+            stock_size=rnd["stock_size"],
+            went_out=rnd["went_out"],
+            turns_taken=rnd["turns_taken"],
+            table=list(rnd.get("table") or ()),
+            legal=[Move.from_dict(m) for m in view["legal_moves"]],
+        )
+
+    # -- the legal moves, by kind ------------------------------------------------
+
+    def draw(self, source: Source) -> Move | None:
+        for m in self.legal:
+            if isinstance(m, Draw) and m.source is source:
+                return m
+        return None
+
+    def discards(self) -> dict[int, Discard]:
+        return {m.card.id: m for m in self.legal if isinstance(m, Discard)}
+
+    def go_outs(self) -> list[GoOut]:
+        return [m for m in self.legal if isinstance(m, GoOut)]
+
+
+def without(hand: tuple[int, ...], card: int) -> tuple[int, ...]:
+    """``hand`` (sorted ids) less one copy of ``card``."""
+    i = hand.index(card)
+    return hand[:i] + hand[i + 1 :]
+
+
+def with_card(hand: tuple[int, ...], card: int) -> tuple[int, ...]:
+    """``hand`` (sorted ids) plus ``card``, still sorted."""
+    return tuple(sorted((*hand, card)))

@@ -1,0 +1,107 @@
+"""Every level only ever returns a legal move; the evaluator agrees with the solver."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service import bots
+from service.bots.evaluator import Context, ids
+from service.bots.simulate import game_seed
+from service.engine.cards import Rank, build_shoe
+from service.engine.moves import Move
+from service.engine.rules import Aces, Game, Options
+from service.engine.solver import best_arrangement
+from service.engine.state import State
+from service.engine.view import observe
+
+OPTION_SETS: list[dict[str, Any]] = [
+    {},
+    {"lay_off": True},
+    {"jokers_per_deck": 2},
+    {"jokers_per_deck": 1, "lay_off": True, "double_face_rounds": True},
+    {"false_go_out_penalty": 20},
+    {"max_turns_per_round": 6},
+    {"max_wilds_per_meld": 1, "unused_wild_points": 15},
+    {"aces": "high_or_low", "face_card_points": "rank"},
+    {"all_wild_melds": True, "jokers_per_deck": 2, "max_turns_per_round": 12},
+    {"extra_rounds": 2, "round_order": "up_down", "max_turns_per_round": 4},
+]
+
+
+def play_checked(
+    levels: list[str], options: Options, seed: str, max_decisions: int
+) -> tuple[State, int]:
+    """Self-play, asserting every decision is one of the view's legal moves."""
+    state, events = State.start(Game(len(levels), options), seed)
+    history = [e.to_dict() for e in events if e.is_public]
+    rng = random.Random(seed)
+    decisions = 0
+    while state.round is not None and decisions < max_decisions:
+        seat = state.round.turn
+        view = observe(state, seat)
+        move = bots.decide(levels[seat], view, rng, history=history)
+        assert isinstance(move, Move)
+        assert move.to_dict() in view["legal_moves"], (levels[seat], move, view["legal_moves"])
+        history += [e.to_dict() for e in state.apply(seat, move) if e.is_public]
+        decisions += 1
+    return state, decisions
+
+
+@pytest.mark.parametrize("overrides", OPTION_SETS, ids=lambda o: ",".join(o) or "classic")
+def test_levels_play_legal_moves_under_each_option_set(overrides: dict[str, Any]) -> None:
+    options = Options.from_dict(overrides)
+    for players in (2, 3, 5):
+        levels = [bots.LEVELS[(i + players) % len(bots.LEVELS)] for i in range(players)]
+        play_checked(levels, options, game_seed(str(overrides), players), 250)
+
+
+def test_full_games_finish_for_every_level() -> None:
+    for levels in (["strong", "basic"], ["basic", "random", "strong"]):
+        state, _ = play_checked(levels, Options(), game_seed("full", len(levels)), 10**6)
+        assert state.round is None and state.winners
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+@given(
+    players=st.integers(2, 8),
+    option_set=st.sampled_from(OPTION_SETS),
+    levels=st.lists(st.sampled_from(bots.LEVELS), min_size=8, max_size=8),
+    seed=st.integers(0, 10**9),
+)
+def test_random_tables_only_ever_see_legal_moves(
+    players: int, option_set: dict[str, Any], levels: list[str], seed: int
+) -> None:
+    play_checked(levels[:players], Options.from_dict(option_set), game_seed(seed, 0), 150)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        Options(),
+        Options(jokers_per_deck=2),
+        Options(aces=Aces.HIGH_OR_LOW),
+        Options(max_wilds_per_meld=1, unused_wild_points=15),
+    ],
+    ids=["classic", "jokers", "aces_high", "finnish"],
+)
+def test_evaluator_agrees_with_the_engine_solver(options: Options) -> None:
+    rng = random.Random(13)
+    shoe = build_shoe(2, options.jokers_per_deck)
+    for _ in range(150):
+        hand = rng.sample(shoe, rng.randint(3, 15))
+        wild = Rank(rng.randint(1, 13))
+        ctx = Context.get(wild, options)
+        hand_ids = ids(hand)
+        assert ctx.deadwood(hand_ids) == best_arrangement(hand, wild, options).points
+        brute = min(
+            best_arrangement(hand[:i] + hand[i + 1 :], wild, options).points
+            for i in range(len(hand))
+        )
+        assert ctx.after_discard(hand_ids) == brute
