@@ -33,5 +33,8 @@ format: install
 bench: install ## hand solver speed on a corpus of >= 10,000 hands
 	$(PY) bench/solver_bench.py
 
+openapi: install ## regenerate openapi/openapi.json from the app
+	$(PY) -m service.openapi
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

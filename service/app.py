@@ -6,6 +6,7 @@ import logging
 
 from flask import Flask, Response, request
 from flask_smorest import Api
+from werkzeug.routing import BaseConverter
 
 from service import logs
 from service.api import games, metrics, ops, problems, rules, schemas
@@ -30,6 +31,15 @@ CORS_EXPOSE_HEADERS = "ETag, Location, Retry-After, X-Request-ID"
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
 
 log = logging.getLogger(__name__)
+
+GAME_ID_PATTERN = r"[A-Za-z0-9_-]{1,64}"
+GAME_ID_SCHEMA = {"type": "string", "pattern": f"^{GAME_ID_PATTERN}$"}
+
+
+class GameIdConverter(BaseConverter):
+    """Game ids in paths; anything else is a plain 404 before reaching Redis."""
+
+    regex = GAME_ID_PATTERN
 
 
 def _spec_options() -> dict[str, object]:
@@ -72,6 +82,22 @@ def _register_move_schema(api: Api) -> None:
     )
 
 
+class ProblemApi(Api):  # type: ignore[misc]
+    """flask-smorest's Api with error responses documented as problem+json."""
+
+    ERROR_SCHEMA = schemas.Problem
+
+    def _register_responses(self) -> None:
+        # flask-smorest registers its stock error responses with the default
+        # content type; every error this API sends is application/problem+json.
+        default = self.DEFAULT_RESPONSE_CONTENT_TYPE
+        self.DEFAULT_RESPONSE_CONTENT_TYPE = problems.PROBLEM_JSON
+        try:
+            super()._register_responses()
+        finally:
+            self.DEFAULT_RESPONSE_CONTENT_TYPE = default
+
+
 def create_app(config: Config | None = None, store: GameStore | None = None) -> Flask:
     """Build the app for ``config`` (default: from the environment)."""
     config = config or Config.from_env()
@@ -93,11 +119,14 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         JSON_SORT_KEYS=False,
     )
     app.extensions["t13"] = Services(config, store or GameStore.from_config(config))
-    api = Api(app)
+    app.url_map.converters["game_id"] = GameIdConverter
+    api = ProblemApi(app)
+    api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
     _register_move_schema(api)
     api.register_blueprint(games.blp)
     api.register_blueprint(rules.blp)
-    app.register_blueprint(ops.blp)
+    api.register_blueprint(ops.blp)
+    app.register_blueprint(ops.docs_blp)
     problems.register(app)
     metrics.install(app)
     logs.install_request_ids(app)

@@ -17,14 +17,18 @@ from marshmallow import ValidationError
 
 from service.api import metrics, schemas
 from service.api.persistence import (
+    Idempotency,
     Outcome,
     bearer_token,
     change,
     events_payload,
+    idempotency,
     json_response,
     load,
     not_modified,
+    replay,
     require_seat,
+    saved_answer,
     services,
     store,
     unauthorized,
@@ -32,7 +36,7 @@ from service.api.persistence import (
 from service.api.problems import ApiError
 from service.engine.moves import Move
 from service.games import GameRecord, create_record
-from service.store import GameNotFound
+from service.store import GameExists, GameNotFound
 
 blp = Blueprint(
     "games", __name__, url_prefix="/v1/games", description="Create, join and play games"
@@ -58,6 +62,7 @@ def _document_errors(blueprint: Blueprint, codes: dict[int, str]) -> Any:
 
 @blp.route("")
 class Games(MethodView):
+    @blp.doc(operationId="createGame")
     @blp.arguments(schemas.CreateGameIn)
     @blp.response(201, schemas.CreateGameOut)
     @_document_errors(blp, {422: "Invalid players, seats or options", 503: "Storage unavailable"})
@@ -68,40 +73,71 @@ class Games(MethodView):
         human seat, once); the rest stay open for `POST /v1/games/{id}/players`.
         Round 1 is dealt as soon as every seat is taken.
         """
-        config = services().config
+        idem = idempotency("create")
+        if idem is not None:
+            earlier = store().creation_record(idem.key_hash)
+            if earlier is not None:
+                return _replay_creation(idem, earlier)
         record, tokens, events = create_record(
             body["players"],
             body.get("seats"),
             body["ruleset"],
             body["options"],
             body.get("seed"),
-            config.allow_seeded_games,
+            services().config.allow_seeded_games,
         )
-        version = store().create(record.id, record.to_bytes(), events_payload(events))
-        metrics.GAMES_CREATED.inc()
         out = {
             "id": record.id,
-            "version": version,
+            "version": 1,
             "status": record.status,
             "seeded": record.seeded,
             "players": [
-                {
-                    "seat": s.seat,
-                    "name": s.name,
-                    "bot": s.bot,
-                    **({"token": tokens[s.seat]} if s.seat in tokens else {}),
-                }
+                {"seat": s.seat, "name": s.name, "bot": s.bot}
+                | ({"token": tokens[s.seat]} if s.seat in tokens else {})
                 for s in record.seats
                 if not s.is_open
             ],
         }
-        location = url_for("games.Game", game_id=record.id)
-        return json_response(out, 201, version=version, headers={"Location": location})
+        headers = {"Location": url_for("games.Game", game_id=record.id)}
+        doc, payload = record.to_bytes(), events_payload(events)
+        if idem is not None:
+            saved = saved_answer(
+                idem,
+                201,
+                out,
+                1,
+                headers=headers,
+                fingerprint=idem.fingerprint.hex(),
+                game_id=record.id,
+                doc=doc.decode(),
+                events=[[e.decode(), seat] for e, seat in payload],
+            )
+            if not store().save_creation_record(idem.key_hash, saved):
+                return _replay_creation(idem, store().creation_record(idem.key_hash) or saved)
+        store().create(record.id, doc, payload)
+        metrics.GAMES_CREATED.inc()
+        return json_response(out, 201, version=1, headers=headers)
 
 
-@blp.route("/<string:game_id>")
+def _replay_creation(idem: Idempotency, raw: bytes) -> Response:
+    """Answer a retried creation; create the game now if the first attempt
+    saved its record but died before creating it."""
+    saved = orjson.loads(raw)
+    fingerprint = bytes.fromhex(saved["fingerprint"])
+    if fingerprint == idem.fingerprint and store().load(saved["game_id"]) is None:
+        events = [(e.encode(), seat) for e, seat in saved["events"]]
+        try:
+            store().create(saved["game_id"], saved["doc"].encode(), events)
+        except GameExists:
+            pass
+    return replay(idem, fingerprint, raw)
+
+
+@blp.route("/<game_id:game_id>")
 class Game(MethodView):
+    @blp.doc(operationId="getGame")
     @blp.response(200, schemas.GameView)
+    @blp.alt_response(304, description="Not modified (If-None-Match)")
     @_document_errors(blp, ERRORS_READ)
     def get(self, game_id: str) -> Response:
         """Public view of a game
@@ -120,9 +156,11 @@ class Game(MethodView):
         return json_response(record.view(version), version=version)
 
 
-@blp.route("/<string:game_id>/view")
+@blp.route("/<game_id:game_id>/view")
 class PlayerViewResource(MethodView):
+    @blp.doc(operationId="getPlayerView", security=[{"bearer": []}])
     @blp.response(200, schemas.PlayerView)
+    @blp.alt_response(304, description="Not modified (If-None-Match)")
     @_document_errors(blp, ERRORS_PLAYER)
     def get(self, game_id: str) -> Response:
         """A seat's view
@@ -138,8 +176,9 @@ class PlayerViewResource(MethodView):
         return json_response(record.view(version, seat), version=version)
 
 
-@blp.route("/<string:game_id>/players")
+@blp.route("/<game_id:game_id>/players")
 class Players(MethodView):
+    @blp.doc(operationId="joinGame")
     @blp.arguments(schemas.JoinIn)
     @blp.response(201, schemas.JoinOut)
     @_document_errors(blp, {**ERRORS_READ, 409: "No open seat", 422: "Invalid name"})
@@ -200,7 +239,7 @@ MOVE_BODY = {
 }
 
 
-@blp.route("/<string:game_id>/moves")
+@blp.route("/<game_id:game_id>/moves")
 class Moves(MethodView):
     @blp.doc(requestBody=MOVE_BODY)
     @blp.response(200, schemas.PlayerView)
@@ -214,6 +253,7 @@ class Moves(MethodView):
             422: "Invalid or illegal move",
         },
     )
+    @blp.doc(operationId="makeMove", security=[{"bearer": []}])
     def post(self, game_id: str) -> Response:
         """Make a move
 
@@ -240,8 +280,9 @@ class Moves(MethodView):
         return change(game_id, play, conditional=True)
 
 
-@blp.route("/<string:game_id>/events")
+@blp.route("/<game_id:game_id>/events")
 class Events(MethodView):
+    @blp.doc(operationId="listEvents", security=[{}, {"bearer": []}])
     @blp.arguments(schemas.EventsQuery, location="query")
     @blp.response(200, schemas.EventsOut)
     @_document_errors(blp, ERRORS_PLAYER)

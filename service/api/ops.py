@@ -7,13 +7,29 @@ package: no CDN is contacted.
 from __future__ import annotations
 
 from flask import Blueprint, Response, send_from_directory
+from flask_smorest import Blueprint as ApiBlueprint
+from marshmallow import Schema, fields
 from swagger_ui_bundle import swagger_ui_path
 
 from service.api import metrics
 from service.api.persistence import json_response, store
 from service.api.problems import RETRY_AFTER_SECONDS, problem
 
-blp = Blueprint("ops", __name__)
+blp = ApiBlueprint("ops", __name__, description="Health, readiness and metrics")
+docs_blp = Blueprint("docs", __name__)
+
+
+class StatusOut(Schema):
+    status = fields.String()
+
+
+class ProblemOut(Schema):
+    type = fields.String()
+    title = fields.String()
+    status = fields.Integer()
+    detail = fields.String()
+    code = fields.String()
+
 
 DOCS_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Three Thirteen API</title>
@@ -25,15 +41,28 @@ DOCS_PAGE = """<!doctype html>
 """
 
 
-@blp.get("/healthz")
+@blp.route("/healthz")
+@blp.doc(operationId="healthz")
+@blp.response(200, StatusOut)
 def healthz() -> Response:
-    """Liveness: the process answers."""
+    """Liveness
+
+    The process answers; says nothing about Redis.
+    """
     return json_response({"status": "ok"})
 
 
-@blp.get("/readyz")
+@blp.route("/readyz")
+@blp.doc(operationId="readyz")
+@blp.response(200, StatusOut)
+@blp.alt_response(
+    503, schema=ProblemOut, description="Redis unreachable", content_type="application/problem+json"
+)
 def readyz() -> Response:
-    """Readiness: 503 while Redis is unreachable."""
+    """Readiness
+
+    503 while Redis is unreachable.
+    """
     if store().ping():
         return json_response({"status": "ready"})
     return problem(
@@ -43,18 +72,30 @@ def readyz() -> Response:
     )
 
 
-@blp.get("/metrics")
+@blp.route("/metrics")
+@blp.doc(
+    operationId="metrics",
+    responses={
+        200: {
+            "description": "Prometheus text exposition",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    },
+)
 def metrics_view() -> Response:
-    """Prometheus metrics."""
+    """Prometheus metrics
+
+    Requests, latencies, moves, games and errors, in the text exposition format.
+    """
     return metrics.exposition()
 
 
-@blp.get("/docs")
+@docs_blp.get("/docs")
 def docs() -> Response:
     """Interactive API docs (Swagger UI, served locally)."""
     return Response(DOCS_PAGE, mimetype="text/html")
 
 
-@blp.get("/docs/static/<path:filename>")
+@docs_blp.get("/docs/static/<path:filename>")
 def docs_static(filename: str) -> Response:
     return send_from_directory(swagger_ui_path, filename)

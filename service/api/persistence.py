@@ -124,8 +124,53 @@ class Outcome:
     build: Callable[[int], tuple[int, Any]]  # new version -> (status, body)
 
 
-def idempotency(scope: str) -> tuple[str, bytes] | None:
-    """``(key_hash, fingerprint)`` when the request has an ``Idempotency-Key``."""
+@dataclass(frozen=True, slots=True)
+class Idempotency:
+    """An ``Idempotency-Key`` of a request: the hash naming its record, the
+    request's fingerprint, and a secret that masks tokens in the saved answer
+    (derived from the key itself, which is never stored, so tokens saved for a
+    replay are unreadable without the key)."""
+
+    key_hash: str
+    fingerprint: bytes
+    mask_secret: bytes
+
+    def mask(self, body: Any) -> Any:
+        return _map_tokens(
+            body, lambda token, i: _xor(token.encode(), self._pad(i, len(token))).hex()
+        )
+
+    def unmask(self, body: Any) -> Any:
+        return _map_tokens(
+            body,
+            lambda hexed, i: _xor(bytes.fromhex(hexed), self._pad(i, len(hexed) // 2)).decode(),
+        )
+
+    def _pad(self, index: int, length: int) -> bytes:
+        return hashlib.shake_256(self.mask_secret + str(index).encode()).digest(length)
+
+
+def _xor(data: bytes, pad: bytes) -> bytes:
+    return bytes(a ^ b for a, b in zip(data, pad, strict=True))
+
+
+def _map_tokens(body: Any, func: Callable[[str, int], str]) -> Any:
+    """Apply ``func`` to the answer's tokens (``token`` at the top or in ``players``)."""
+    if not isinstance(body, dict):
+        return body
+    out = dict(body)
+    if isinstance(out.get("token"), str):
+        out["token"] = func(out["token"], -1)
+    if isinstance(out.get("players"), list):
+        out["players"] = [
+            {**p, "token": func(p["token"], i)} if isinstance(p.get("token"), str) else p
+            for i, p in enumerate(out["players"])
+        ]
+    return out
+
+
+def idempotency(scope: str) -> Idempotency | None:
+    """The request's ``Idempotency-Key``, scoped (per game and player), if any."""
     key = request.headers.get("Idempotency-Key")
     if key is None:
         return None
@@ -136,18 +181,29 @@ def idempotency(scope: str) -> tuple[str, bytes] | None:
     fingerprint = hashlib.sha256(
         request.method.encode() + b"\0" + request.path.encode() + b"\0" + body
     ).digest()
-    return key_hash, fingerprint
+    mask_secret = hashlib.sha256(f"mask\0{scope}\0{key}".encode()).digest()
+    return Idempotency(key_hash, fingerprint, mask_secret)
 
 
-def _replay(stored: tuple[bytes, bytes], fingerprint: bytes) -> Response:
-    stored_fingerprint, raw = stored
-    if stored_fingerprint != fingerprint:
+def saved_answer(idem: Idempotency, status: int, body: Any, version: int, **extra: Any) -> bytes:
+    """The answer to save for replays, tokens masked."""
+    return orjson.dumps({"status": status, "body": idem.mask(body), "version": version, **extra})
+
+
+def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Response:
+    """Answer again what was answered first, or 422 if the key was used otherwise."""
+    if fingerprint != idem.fingerprint:
         raise ApiError(
             "IDEMPOTENCY_KEY_REUSED",
             "this Idempotency-Key was used with a different request",
         )
     saved = orjson.loads(raw)
-    response = json_response(saved["body"], saved["status"], version=saved.get("version"))
+    response = json_response(
+        idem.unmask(saved["body"]),
+        saved["status"],
+        version=saved.get("version"),
+        headers=saved.get("headers"),
+    )
     response.headers["Idempotent-Replayed"] = "true"
     return response
 
@@ -173,9 +229,9 @@ def change(
     idem = idempotency(scope_for(bearer_token(), game_id))
     for _attempt in range(MAX_ATTEMPTS):
         if idem is not None:
-            found, stored = st.load_with_idempotency(game_id, idem[0])
+            found, stored = st.load_with_idempotency(game_id, idem.key_hash)
             if stored is not None:
-                return _replay(stored, idem[1])
+                return replay(idem, *stored)
         else:
             found = st.load(game_id)
         if found is None:
@@ -194,9 +250,9 @@ def change(
         saved = None
         if idem is not None:
             saved = (
-                idem[0],
-                idem[1],
-                orjson.dumps({"status": status, "body": body, "version": new_version}),
+                idem.key_hash,
+                idem.fingerprint,
+                saved_answer(idem, status, body, new_version),
             )
         try:
             st.commit(
@@ -206,8 +262,9 @@ def change(
                 events_payload(outcome.events),
                 idempotency=saved,
             )
-        except IdempotentReplay as replay:
-            return _replay((replay.fingerprint, replay.response), idem[1] if idem else b"")
+        except IdempotentReplay as first:
+            assert idem is not None
+            return replay(idem, first.fingerprint, first.response)
         except VersionConflict as conflict:
             if expected is not None:
                 raise ApiError(

@@ -30,13 +30,14 @@ blp = Blueprint("rules", __name__, url_prefix="/v1", description="Rules and hand
 @blp.route("/hands/evaluate")
 class Evaluate(MethodView):
     @blp.arguments(schemas.EvaluateIn)
-    @blp.response(200, schemas.ArrangementOut)
+    @blp.response(200, schemas.EvaluateOut)
     @blp.alt_response(
         422,
         schema=schemas.Problem,
         description="Invalid cards or options",
         content_type="application/problem+json",
     )
+    @blp.doc(operationId="evaluateHand")
     def post(self, body: dict[str, Any]) -> Response:
         """Best arrangement of a hand
 
@@ -67,6 +68,7 @@ class Evaluate(MethodView):
 
 @blp.route("/rulesets")
 class Rulesets(MethodView):
+    @blp.doc(operationId="listRulesets")
     @blp.response(200, schemas.RulesetsOut)
     def get(self) -> Response:
         """Presets, options and bot levels

@@ -7,7 +7,7 @@ responses against the generated spec).
 
 from __future__ import annotations
 
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
 from service.engine.rules import MAX_PLAYERS
 
@@ -161,6 +161,10 @@ class ArrangementOut(Schema):
     layoffs = fields.List(fields.Nested(LayOffOut))
 
 
+class EvaluateOut(ArrangementOut):
+    wild_rank = fields.String(metadata={"description": "The wild rank used"})
+
+
 class HandResultOut(ArrangementOut):
     seat = fields.Integer()
     penalty = fields.Integer()
@@ -264,8 +268,16 @@ class JoinOut(Schema):
 
 
 class EventOut(Schema):
-    seq = fields.Integer()
-    type = fields.String()
+    """One event; beside ``seq`` and ``type`` its fields depend on the type
+    (e.g. ``seat``, ``card``, ``melds``); ``private`` marks events for your seat."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    seq = fields.Integer(required=True)
+    type = fields.String(required=True)
+    seat = fields.Integer()
+    private = fields.Boolean()
 
 
 class EventsOut(Schema):
@@ -296,6 +308,11 @@ class RulesetsOut(Schema):
 
 
 class Problem(Schema):
+    """RFC 9457 problem details; some problems add fields (``current_version``)."""
+
+    class Meta:
+        unknown = INCLUDE
+
     type = fields.String()
     title = fields.String()
     status = fields.Integer()

@@ -44,9 +44,9 @@ def round_to_dict(rnd: Round) -> dict[str, Any]:
         "claim_refused": rnd.claim_refused,
         "reshuffles": rnd.reshuffles,
         "table": [m.to_dict() for m in rnd.table],
-        "table_owners": rnd.table_owners,
+        "table_owners": list(rnd.table_owners),
         "scored": [r.to_dict() for r in rnd.scored.values()],
-        "penalties": rnd.penalties,
+        "penalties": list(rnd.penalties),
     }
 
 
@@ -80,10 +80,10 @@ def state_to_dict(state: State) -> dict[str, Any]:
         "players": state.game.num_players,
         "options": state.game.options.to_dict(),
         "seed": state.seed,
-        "totals": state.totals,
+        "totals": list(state.totals),
         "round": round_to_dict(state.round) if state.round else None,
         "results": [r.to_dict() for r in state.results],
-        "winners": state.winners,
+        "winners": list(state.winners),
     }
 
 

@@ -316,7 +316,9 @@ class State:
         self.round = None
         best = min(self.totals)
         self.winners = [s for s, t in enumerate(self.totals) if t == best]
-        events.append(Event("game_finished", {"winners": self.winners, "totals": self.totals}))
+        events.append(
+            Event("game_finished", {"winners": list(self.winners), "totals": list(self.totals)})
+        )
         return events
 
     def _deal(self, index: int, dealer: int) -> list[Event]:

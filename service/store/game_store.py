@@ -220,6 +220,21 @@ class GameStore:
         record = None if fingerprint is None or response is None else (fingerprint, response)
         return game, record
 
+    def creation_record(self, key_hash: str) -> bytes | None:
+        """The record saved by :meth:`save_creation_record` for an idempotency key."""
+        with translate_errors():
+            raw = self.client.get(keys.creation_key(key_hash))
+        return None if raw is None else bytes(raw)
+
+    def save_creation_record(self, key_hash: str, record: bytes) -> bool:
+        """Save the record of a game creation under its idempotency key, unless one
+        exists (SET NX, expiring with idempotency keys).  True when saved."""
+        with translate_errors():
+            saved = self.client.set(
+                keys.creation_key(key_hash), record, nx=True, ex=self.idempotency_ttl_seconds
+            )
+        return bool(saved)
+
     def commit(
         self,
         game_id: str,

@@ -29,6 +29,15 @@ def idem_part(key_hash: str) -> str:
     return f"idem:{key_hash}"
 
 
+def creation_key(key_hash: str) -> str:
+    """The key of a game creation's idempotency record (before the game has an id).
+
+    >>> creation_key("ab12")
+    't13:{create-ab12}:idem'
+    """
+    return key(f"create-{key_hash}", "idem")
+
+
 def key(game_id: str, part: str) -> str:
     """The Redis key of ``part`` of game ``game_id``: ``t13:{<game_id>}:<part>``."""
     if not game_id or any(c in game_id for c in "{}:"):

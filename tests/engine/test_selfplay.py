@@ -1,0 +1,392 @@
+"""Seeded self-play: whole games for 2..8 players across option combinations,
+with the engine's invariants checked after every action.
+
+The policy picks random legal moves with a bias towards going out (and a
+greedy discard most of the time, so rounds end); under
+``false_go_out_penalty`` it sometimes claims an invalid go-out.  After every
+action: no card is created or lost, hand sizes are right, scores are never
+negative, the state round-trips exactly through the codec and a restored
+state behaves identically, sampled legal moves are accepted (on copies) and
+sampled illegal moves raise :class:`IllegalMoveError` leaving the state
+unchanged.  At the end: the number of rounds, the winners, and a replay of
+the same seed and moves giving the same events and totals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from service.engine import errors
+from service.engine.cards import Card, build_shoe
+from service.engine.codec import state_from_dict, state_to_dict
+from service.engine.moves import Discard, Draw, GoOut, Move, Source
+from service.engine.records import Event
+from service.engine.rules import OPTION_SPECS, Game, Options, card_points
+from service.engine.solver import best_arrangement
+from service.engine.state import Phase, State, legal_moves
+from service.engine.view import observe
+
+# (players, options, seed number).  Full schedules first, then shortened ones.
+HAND_PICKED: list[tuple[int, dict[str, Any]]] = [
+    (2, {}),
+    (3, {"aces": "high_or_low", "face_card_points": "rank"}),
+    (4, {"jokers_per_deck": 2, "lay_off": True, "double_face_rounds": True}),
+    (2, {"max_wilds_per_meld": 1, "unused_wild_points": 15}),
+    (3, {"extra_rounds": 2, "false_go_out_penalty": 20}),
+    (2, {"round_order": "up_down", "max_turns_per_round": 12}),
+    (2, {"round_order": "up_down", "extra_rounds": 2, "max_turns_per_round": 8}),
+    (5, {"false_go_out_penalty": 20, "lay_off": True, "max_turns_per_round": 30}),
+    (8, {"all_wild_melds": True, "jokers_per_deck": 1, "max_turns_per_round": 24}),
+    (6, {"decks": 4, "extra_rounds": 1, "max_turns_per_round": 18}),
+    (7, {"lay_off": True, "jokers_per_deck": 1, "max_wilds_per_meld": 1}),
+    (3, {"lay_off": True, "aces": "high_or_low", "all_wild_melds": True, "extra_rounds": 2}),
+    (4, {"max_turns_per_round": 1}),
+    (2, {"decks": 3, "jokers_per_deck": 2, "max_turns_per_round": 10}),
+    (8, {"extra_rounds": 2, "max_turns_per_round": 16}),
+    (4, {"round_order": "up_down", "double_face_rounds": True, "max_turns_per_round": 8}),
+]
+
+_CHOICES: dict[str, list[Any]] = {
+    "aces": ["low", "high_or_low"],
+    "face_card_points": ["ten", "rank"],
+    "unused_wild_points": [None, 15],
+    "jokers_per_deck": [0, 1, 2],
+    "max_wilds_per_meld": [None, 1],
+    "all_wild_melds": [False, True],
+    "extra_rounds": [0, 1, 2],
+    "round_order": ["up", "up_down"],
+    "double_face_rounds": [False, True],
+    "lay_off": [False, True],
+    "false_go_out_penalty": [None, 20],
+}
+
+
+def _random_combos(count: int) -> list[tuple[int, dict[str, Any]]]:
+    rng = random.Random(3013)
+    combos = []
+    for i in range(count):
+        n = 2 + i % 7
+        opts = {name: rng.choice(values) for name, values in _CHOICES.items()}
+        game = Game(n, Options.from_dict(opts))
+        if rng.random() < 0.3:
+            opts["decks"] = game.decks + rng.randint(1, 2)
+        opts["max_turns_per_round"] = rng.choice([1, n, 2 * n, 3 * n])
+        combos.append((n, opts))
+    return combos
+
+
+COMBOS = HAND_PICKED + _random_combos(26)
+
+
+def test_every_option_is_covered() -> None:
+    seen: dict[str, set[Any]] = {name: set() for name in OPTION_SPECS}
+    for n, opts in COMBOS:
+        game = Game(n, Options.from_dict(opts))
+        for name, value in game.options.to_dict().items():
+            seen[name].add(value)
+        if opts.get("decks") is not None:
+            assert game.decks > Game(n, Options.from_dict({**opts, "decks": None})).decks
+            seen["decks"].add("larger")
+    for name, values in _CHOICES.items():
+        assert set(values) <= seen[name], name
+    assert "larger" in seen["decks"]
+    assert any(v is not None for v in seen["max_turns_per_round"])
+    assert {n for n, _ in COMBOS} == set(range(2, 9))
+
+
+# -- invariants ----------------------------------------------------------------
+
+
+def _check_invariants(state: State) -> None:
+    game = state.game
+    assert all(t >= 0 for t in state.totals)
+    for result in state.results:
+        assert all(h.points >= 0 for h in result.hands)
+    rnd = state.round
+    if rnd is None:
+        return
+    shoe = Counter(build_shoe(game.decks, game.options.jokers_per_deck))
+    held: Counter[Card] = Counter(rnd.stock) + Counter(rnd.discard)
+    for hand in rnd.hands:
+        held += Counter(hand)
+    assert held == shoe, "cards were created or lost"
+    size = state.spec.hand_size
+    for seat, hand in enumerate(rnd.hands):
+        extra = 1 if seat == rnd.turn and rnd.phase is Phase.DISCARD else 0
+        assert len(hand) == size + extra, (seat, len(hand), size)
+        assert hand == sorted(hand)
+    assert all(p >= 0 for p in rnd.penalties)
+    if rnd.phase is Phase.DRAW:
+        assert rnd.discard, "a turn starts with a discard pile"
+        assert rnd.drawn_from_discard is None and not rnd.claim_refused
+    if rnd.went_out is None:
+        assert rnd.final_turns_left == 0
+    else:
+        assert 1 <= rnd.final_turns_left < game.num_players
+        assert rnd.turn != rnd.went_out
+    limit = game.options.max_turns_per_round
+    if limit is not None and rnd.went_out is None:
+        assert rnd.turns_taken < limit
+
+
+def _illegal_samples(
+    state: State, legal: list[Move], rng: random.Random
+) -> list[tuple[int, Move, type[Exception]]]:
+    rnd = state.round
+    assert rnd is not None
+    n = state.game.num_players
+    seat = rnd.turn
+    other = (seat + rng.randrange(1, n)) % n
+    hand = rnd.hands[seat]
+    missing = [c for c in map(Card.from_id, range(53)) if c not in hand]
+    out: list[tuple[int, Move, type[Exception]]] = [
+        (other, Draw(Source.STOCK), errors.NotYourTurnError),
+        (other, Discard(rnd.hands[other][0]), errors.NotYourTurnError),
+    ]
+    if rnd.phase is Phase.DRAW:
+        out.append((seat, Discard(rng.choice(hand)), errors.WrongPhaseError))
+        out.append((seat, GoOut(rng.choice(hand)), errors.WrongPhaseError))
+    else:
+        out.append((seat, Draw(rng.choice(list(Source))), errors.WrongPhaseError))
+        out.append((seat, Discard(rng.choice(missing)), errors.CardNotInHandError))
+        # after a refused claim every go-out is refused first
+        go_out_error = errors.GoOutForbiddenError if rnd.claim_refused else errors.CardNotInHandError
+        out.append((seat, GoOut(rng.choice(missing)), go_out_error))
+        if rnd.drawn_from_discard is not None:
+            out.append((seat, Discard(rnd.drawn_from_discard), errors.DiscardForbiddenError))
+        if rnd.claim_refused:
+            out.append((seat, GoOut(hand[0]), errors.GoOutForbiddenError))
+        elif state.game.options.false_go_out_penalty is None:
+            legal_discards = {m.discard for m in legal if isinstance(m, GoOut)}
+            bad = [c for c in hand if c not in legal_discards and c != rnd.drawn_from_discard]
+            if bad:
+                out.append((seat, GoOut(rng.choice(bad)), errors.InvalidMeldsError))
+    return out
+
+
+def _events(events: list[Event]) -> list[tuple[str, dict[str, Any], int | None]]:
+    return [(e.type, e.to_dict(), e.seat) for e in events]
+
+
+def _check_round_result(state: State, before: dict[str, Any], events: list[Event]) -> None:
+    """A round just ended: every hand revealed, points consistent with the deadwood."""
+    ended = [e for e in events if e.type == "round_ended"]
+    if not ended:
+        return
+    result = state.results[-1]
+    old = state_from_dict(before)
+    assert old.round is not None
+    spec = old.spec
+    assert result.number == spec.number and result.wild_rank == spec.wild_rank
+    assert result.multiplier == old.game.round_multiplier(spec)
+    for hand in result.hands:
+        shown = Counter(hand.deadwood)
+        for meld in hand.melds:
+            shown += Counter(meld.cards)
+        for lo in hand.layoffs:
+            shown += Counter(lo.cards)
+        assert len(list(shown.elements())) == spec.hand_size
+        dead = sum(card_points(c, spec.wild_rank, old.game.options) for c in hand.deadwood)
+        assert hand.points == dead * result.multiplier + hand.penalty
+        if hand.seat == result.went_out:
+            assert not hand.deadwood and hand.points == hand.penalty
+    if result.ended_by == "turn_limit":
+        assert result.went_out is None
+        assert old.round.turns_taken + 1 == old.game.options.max_turns_per_round
+        assert not result.table
+        for hand in result.hands:  # scored as they stand (the mover's hand lost its discard)
+            if hand.seat == old.round.turn:
+                continue
+            best = best_arrangement(old.round.hands[hand.seat], spec.wild_rank, old.game.options)
+            assert hand.points == best.points * result.multiplier + hand.penalty
+    else:
+        assert result.ended_by == "went_out" and result.went_out is not None
+
+
+def _clone(state: State) -> State:
+    """A cheap deep-enough copy (results are frozen and can be shared)."""
+    rnd = state.round
+    assert rnd is not None
+    copy = dataclasses.replace(
+        rnd,
+        stock=list(rnd.stock),
+        discard=list(rnd.discard),
+        hands=[list(h) for h in rnd.hands],
+        table=list(rnd.table),
+        table_owners=list(rnd.table_owners),
+        scored=dict(rnd.scored),
+        penalties=list(rnd.penalties),
+    )
+    return State(
+        state.game, state.seed, list(state.totals), copy, list(state.results), list(state.winners)
+    )
+
+
+# -- the policy ------------------------------------------------------------------
+
+
+def _choose(state: State, rng: random.Random) -> Move:
+    rnd = state.round
+    assert rnd is not None
+    seat = rnd.turn
+    moves = legal_moves(state, seat)
+    assert moves
+    if rnd.phase is Phase.DRAW:
+        return rng.choice(moves)
+    go_outs = [m for m in moves if isinstance(m, GoOut)]
+    discards = [m for m in moves if isinstance(m, Discard)]
+    if go_outs and rng.random() < 0.85:
+        m = rng.choice(go_outs)
+        assert m.melds is not None
+        roll = rng.random()
+        if roll < 0.3:
+            return GoOut(m.discard)  # let the engine find the melds
+        if roll < 0.6:  # the same melds in another order
+            melds = [tuple(rng.sample(meld, len(meld))) for meld in m.melds]
+            rng.shuffle(melds)
+            return GoOut(m.discard, tuple(melds))
+        return m
+    if (
+        state.game.options.false_go_out_penalty is not None
+        and not rnd.claim_refused
+        and rng.random() < 0.15
+    ):
+        ok = {m.discard for m in go_outs}
+        bad = [m.card for m in discards if m.card not in ok]
+        if bad:
+            return GoOut(rng.choice(bad))  # an invalid claim
+    if rng.random() < 0.9:  # greedy: keep the best hand
+        spec = state.spec
+        hand = rnd.hands[seat]
+
+        def left(m: Discard) -> int:
+            rest = list(hand)
+            rest.remove(m.card)
+            return best_arrangement(rest, spec.wild_rank, state.game.options).points
+
+        return min(discards, key=left)
+    return rng.choice(discards)
+
+
+@dataclass
+class Played:
+    moves: list[tuple[int, Move]] = field(default_factory=list)
+    events: list[tuple[str, dict[str, Any], int | None]] = field(default_factory=list)
+
+
+def _play(n: int, opts: dict[str, Any], seed: str, rng: random.Random) -> tuple[State, Played]:
+    game = Game(n, Options.from_dict(opts))
+    state, start_events = State.start(game, seed)
+    played = Played(events=_events(start_events))
+    assert state.round is not None
+    assert state.round.dealer == State.new(game, seed).round.dealer  # type: ignore[union-attr]
+    dealer = state.round.dealer
+    round_index = 0
+    refused = 0
+    _check_invariants(state)
+    after = state_to_dict(state)
+    while state.round is not None:
+        rnd = state.round
+        seat = rnd.turn
+        before = after
+        # the codec round-trips exactly
+        restored = state_from_dict(before)
+        assert state_to_dict(restored) == before
+        # sampled legal moves are accepted (on copies)
+        legal = legal_moves(state, seat)
+        for m in rng.sample(legal, min(2, len(legal))):
+            copy = _clone(state)
+            copy.apply(seat, m)
+            _check_invariants(copy)
+        # sampled illegal moves raise and change nothing
+        for who, m, exc in _illegal_samples(state, legal, rng):
+            assert m not in (legal if who == seat else legal_moves(state, who))
+            with pytest.raises(exc):
+                state.apply(who, m)
+        assert state == restored  # unchanged (dataclass equality: every field, every card)
+        move = _choose(state, rng)
+        events = state.apply(seat, move)
+        # the restored state behaves identically
+        assert _events(restored.apply(seat, move)) == _events(events)
+        assert restored == state
+        after = state_to_dict(state)
+        played.moves.append((seat, move))
+        played.events += _events(events)
+        if any(e.type == "go_out_refused" for e in events):
+            refused += 1
+            assert isinstance(move, GoOut)
+            assert state.round is rnd and rnd.claim_refused and rnd.phase is Phase.DISCARD
+            penalty = game.options.false_go_out_penalty
+            assert rnd.penalties[seat] == before["round"]["penalties"][seat] + penalty
+            with pytest.raises(errors.GoOutForbiddenError):
+                state.apply(seat, move)
+            assert all(isinstance(m, Discard) for m in legal_moves(state, seat))
+        _check_round_result(state, before, events)
+        if len(played.moves) % 7 == 0:
+            public = observe(state)
+            assert "hand" not in public and (state.round is None or "stock" not in public["round"])
+        if any(e.type == "round_ended" for e in events):
+            round_index += 1
+            if state.round is not None:
+                assert state.round.index == round_index
+                assert state.round.dealer == (dealer + round_index) % n
+                assert state.round.turn == (state.round.dealer + 1) % n
+                assert state.round.phase is Phase.DRAW
+        _check_invariants(state)
+    print(f"{len(played.moves)} moves, {refused} refused claims")
+    return state, played
+
+
+SEEDS = [f"{i:02x}" * 32 for i in range(len(COMBOS))]
+
+
+@pytest.mark.parametrize(
+    ("n", "opts", "seed"),
+    [(n, opts, seed) for (n, opts), seed in zip(COMBOS, SEEDS, strict=True)],
+    ids=[f"{i}-p{n}" for i, (n, _) in enumerate(COMBOS)],
+)
+def test_selfplay(n: int, opts: dict[str, Any], seed: str) -> None:
+    rng = random.Random(seed)
+    state, played = _play(n, opts, seed, rng)
+    game = state.game
+    expected_rounds = (11 + game.options.extra_rounds) * (
+        2 if game.options.round_order.value == "up_down" else 1
+    )
+    assert len(game.rounds) == expected_rounds
+    assert len(state.results) == expected_rounds
+    assert [r.number for r in state.results] == list(range(1, expected_rounds + 1))
+    assert [r.wild_rank for r in state.results] == [s.wild_rank for s in game.rounds]
+    for seat in range(n):
+        assert state.totals[seat] == sum(r.hands[seat].points for r in state.results)
+    best = min(state.totals)
+    assert state.winners == [s for s in range(n) if state.totals[s] == best]
+    assert played.events[-1][0] == "game_finished"
+    assert played.events[-1][1]["winners"] == state.winners
+    # a finished game accepts nothing
+    for seat in range(n):
+        assert legal_moves(state, seat) == []
+        with pytest.raises(errors.GameNotInProgressError):
+            state.apply(seat, Draw(Source.STOCK))
+    d = state_to_dict(state)
+    assert state_to_dict(state_from_dict(d)) == d
+    # determinism: the same seed and moves replay the same game
+    replay, events = State.start(Game(n, Options.from_dict(opts)), seed)
+    replay_events = _events(events)
+    for seat, move in played.moves:
+        replay_events += _events(replay.apply(seat, move))
+    assert replay_events == played.events
+    assert replay.totals == state.totals and replay.winners == state.winners
+    assert state_to_dict(replay) == d
+
+
+def test_different_seeds_deal_differently() -> None:
+    a = State.new(Game(4), "01" * 32)
+    b = State.new(Game(4), "02" * 32)
+    assert a.round is not None and b.round is not None
+    assert (a.round.hands, a.round.stock) != (b.round.hands, b.round.stock)
