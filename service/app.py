@@ -9,7 +9,7 @@ from flask_smorest import Api
 from werkzeug.routing import BaseConverter
 
 from service import logs
-from service.api import games, metrics, ops, problems, rules, schemas
+from service.api import fairplay, games, limits, metrics, ops, problems, rules, schemas
 from service.api.persistence import Services
 from service.config import Config
 from service.store import GameStore
@@ -124,10 +124,12 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
     _register_move_schema(api)
     api.register_blueprint(games.blp)
+    api.register_blueprint(fairplay.blp)
     api.register_blueprint(rules.blp)
     api.register_blueprint(ops.blp)
     app.register_blueprint(ops.docs_blp)
     problems.register(app)
+    limits.install(app, config)
     metrics.install(app)
     logs.install_request_ids(app)
 

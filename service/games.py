@@ -61,22 +61,40 @@ def seed_from_client(seed: str | int) -> str:
 
 @dataclass(slots=True)
 class Seat:
+    """One seat: who sits there.  A human seat on ``autopilot`` is played by the
+    bot ``bot`` until its player takes it back; a ``reserved`` seat (rematch) can
+    only be claimed by the holder of the earlier game's token."""
+
     seat: int
     name: str | None = None
     bot: str | None = None
     token_hash: str | None = None
+    autopilot: bool = False
+    missed_turns: int = 0
+    reserved_for: str | None = None
 
     @property
     def is_open(self) -> bool:
-        return self.name is None
+        return self.name is None or self.reserved_for is not None
+
+    @property
+    def is_joinable(self) -> bool:
+        return self.name is None and self.reserved_for is None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "seat": self.seat,
             "name": self.name,
             "bot": self.bot,
             "token_hash": self.token_hash,
         }
+        if self.autopilot:
+            out["autopilot"] = True
+        if self.missed_turns:
+            out["missed_turns"] = self.missed_turns
+        if self.reserved_for is not None:
+            out["reserved_for"] = self.reserved_for
+        return out
 
 
 @dataclass(slots=True)
@@ -91,6 +109,11 @@ class GameRecord:
     seeded: bool = False
     created_at: float = field(default_factory=time.time)
     state: State | None = None
+    turn_timeout: int | None = None
+    autopilot_after: int | None = None
+    deadline: float | None = None
+    rematch_id: str | None = None
+    rematch_of: str | None = None
 
     @property
     def status(self) -> str:
@@ -116,8 +139,16 @@ class GameRecord:
                 "seeded": self.seeded,
                 "created_at": self.created_at,
                 "state": state_to_dict(self.state) if self.state else None,
+                "timing": [self.turn_timeout, self.autopilot_after, self.deadline],
+                "rematch": [self.rematch_of, self.rematch_id],
             }
         )
+
+    @staticmethod
+    def deadline_in(raw: bytes) -> float | None:
+        """The turn deadline of a stored record, read without building the state."""
+        deadline: float | None = orjson.loads(raw)["timing"][2]
+        return deadline
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> GameRecord:
@@ -133,6 +164,11 @@ class GameRecord:
             seeded=data["seeded"],
             created_at=data["created_at"],
             state=state_from_dict(data["state"]) if data["state"] else None,
+            turn_timeout=data["timing"][0],
+            autopilot_after=data["timing"][1],
+            deadline=data["timing"][2],
+            rematch_of=data["rematch"][0],
+            rematch_id=data["rematch"][1],
         )
 
     # -- access ----------------------------------------------------------------
@@ -168,11 +204,18 @@ class GameRecord:
         for player, seat_info in zip(out["players"], self.seats, strict=True):
             player["name"] = seat_info.name
             player["bot"] = seat_info.bot
+            player["autopilot"] = seat_info.autopilot
         finished = self.status == "finished"
         out = {"id": self.id, "version": version, **out}
         out["status"] = self.status
         out["ruleset"] = self.ruleset
-        out["open_seats"] = [s.seat for s in self.seats if s.is_open]
+        out["open_seats"] = [s.seat for s in self.seats if s.is_joinable]
+        out["timer"] = {
+            "turn_timeout_seconds": self.turn_timeout,
+            "autopilot_after_missed_turns": self.autopilot_after,
+            "deadline": self.deadline,
+        }
+        out["rematch"] = {"of": self.rematch_of, "game": self.rematch_id}
         out["fairness"] = {
             "commitment": commitment(self.seed),
             "seed": self.seed if finished else None,
@@ -184,7 +227,7 @@ class GameRecord:
 
     def join(self, name: str) -> tuple[int, str, list[Event]]:
         """Take the lowest open seat; deal round 1 when it was the last one."""
-        open_seats = [s for s in self.seats if s.is_open]
+        open_seats = [s for s in self.seats if s.is_joinable]
         if not open_seats:
             raise GameFullError("every seat is taken")
         seat = open_seats[0]
@@ -193,18 +236,35 @@ class GameRecord:
         events = [Event("player_joined", {"seat": seat.seat, "name": name, "bot": None})]
         return seat.seat, token, events + self._start_if_full()
 
-    def play(self, seat: int, move: Move) -> list[Event]:
+    def play(self, seat: int, move: Move, now: float | None = None) -> list[Event]:
         """Apply a seat's move, then every bot turn that follows it."""
         if self.state is None:
             raise GameNotInProgressError("the game has not started: seats are still open")
         events = self.state.apply(seat, move)
-        return events + self._play_bots()
+        self.seats[seat].missed_turns = 0
+        if move.type == "go_out" and any(e.type == "go_out_refused" for e in events):
+            events.append(Event("go_out_claim", {"seat": seat, "move": move.to_dict()}, seat))
+        return events + self.after_turn(now)
+
+    def after_turn(self, now: float | None = None) -> list[Event]:
+        """Play the bots whose turn it is, then start the next human's clock."""
+        events = self._play_bots()
+        self.reset_deadline(now)
+        return events
+
+    def reset_deadline(self, now: float | None = None) -> None:
+        """The deadline of the player whose turn it is (turn timers only)."""
+        state = self.state
+        if self.turn_timeout is None or state is None or state.round is None:
+            self.deadline = None
+            return
+        self.deadline = (time.time() if now is None else now) + self.turn_timeout
 
     def _start_if_full(self) -> list[Event]:
         if any(s.is_open for s in self.seats) or self.state is not None:
             return []
         self.state, deal = State.start(self.game, self.seed)
-        return [Event("game_started", {"seats": len(self.seats)}), *deal, *self._play_bots()]
+        return [Event("game_started", {"seats": len(self.seats)}), *deal, *self.after_turn()]
 
     def _play_bots(self) -> list[Event]:
         state = self.state
@@ -241,6 +301,8 @@ def create_record(
     overrides: dict[str, Any],
     seed: str | int | None,
     allow_seed: bool,
+    turn_timeout: int | None = None,
+    autopilot_after: int | None = None,
 ) -> tuple[GameRecord, dict[int, str], list[Event]]:
     """A new game record, the tokens of its human seats, and its first events.
 
@@ -274,6 +336,8 @@ def create_record(
         seats=[Seat(i) for i in range(total)],
         seed=seed_from_client(seed) if seeded and seed is not None else new_seed(),
         seeded=seeded,
+        turn_timeout=turn_timeout,
+        autopilot_after=autopilot_after,
     )
     tokens: dict[int, str] = {}
     events = [Event("game_created", {"seats": total, "ruleset": ruleset})]

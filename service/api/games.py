@@ -7,6 +7,7 @@ problem+json by :mod:`service.api.problems`.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import orjson
@@ -21,10 +22,10 @@ from service.api.persistence import (
     Outcome,
     bearer_token,
     change,
+    current,
     events_payload,
     idempotency,
     json_response,
-    load,
     not_modified,
     replay,
     require_seat,
@@ -85,6 +86,8 @@ class Games(MethodView):
             body["options"],
             body.get("seed"),
             services().config.allow_seeded_games,
+            body.get("turn_timeout_seconds"),
+            body.get("autopilot_after_missed_turns"),
         )
         out = {
             "id": record.id,
@@ -149,10 +152,14 @@ class Game(MethodView):
         if found is None:
             raise GameNotFound(game_id)
         version, raw = found
+        if GameRecord.deadline_in(raw) is not None:
+            version, record = current(game_id)
+        else:
+            record = None
         unchanged = not_modified(version)
         if unchanged is not None:
             return unchanged
-        record = GameRecord.from_bytes(raw)
+        record = record or GameRecord.from_bytes(raw)
         return json_response(record.view(version), version=version)
 
 
@@ -168,7 +175,7 @@ class PlayerViewResource(MethodView):
         The public view plus the seat's hand, its legal moves and the best
         arrangement of its hand. Needs the seat's bearer token.
         """
-        version, record = load(game_id)
+        version, record = current(game_id)
         seat = require_seat(record)
         unchanged = not_modified(version)
         if unchanged is not None:
@@ -294,10 +301,17 @@ class Events(MethodView):
         token adds the events private to that seat.
         """
         seat = None
+        deadline = None
         if request.headers.get("Authorization"):
-            _version, record = load(game_id)
+            _version, record = current(game_id)
             seat = require_seat(record)
+            deadline = record.deadline
         wait = min(query["wait"], services().config.long_poll_max_seconds)
+        if deadline is not None:
+            wait = max(0.0, min(wait, deadline - time.time() + 0.05))
         found, last_seq = store().events(game_id, query["after"], seat, wait)
+        if not found and deadline is not None and time.time() >= deadline:
+            current(game_id)  # the turn timed out while we waited: play it now
+            found, last_seq = store().events(game_id, query["after"], seat, 0)
         events = [{"seq": seq, **orjson.loads(raw)} for seq, raw in found]
         return json_response({"events": events, "last_seq": last_seq})

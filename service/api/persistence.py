@@ -20,6 +20,7 @@ from flask import Response, current_app, request
 from service.api.problems import ApiError
 from service.config import Config
 from service.engine.records import Event
+from service.fairplay import apply_timeouts
 from service.games import GameRecord, hash_token
 from service.store import GameNotFound, GameStore, IdempotentReplay, VersionConflict
 
@@ -122,6 +123,7 @@ class Outcome:
 
     events: list[Event]
     build: Callable[[int], tuple[int, Any]]  # new version -> (status, body)
+    headers: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,13 +239,15 @@ def change(
         if found is None:
             raise GameNotFound(game_id)
         version, raw = found
+        record = GameRecord.from_bytes(raw)
+        if settle_timeouts(game_id, version, record):
+            continue
         if expected is not None and expected != version:
             raise ApiError(
                 "PRECONDITION_FAILED",
                 f"If-Match names version {expected}, the game is at version {version}",
                 current_version=version,
             )
-        record = GameRecord.from_bytes(raw)
         outcome = operation(version, record)
         new_version = version + 1
         status, body = outcome.build(new_version)
@@ -273,5 +277,27 @@ def change(
                     current_version=conflict.current_version,
                 ) from None
             continue
-        return json_response(body, status, version=new_version)
+        return json_response(body, status, version=new_version, headers=outcome.headers)
+    raise ApiError("CONFLICT", "the game is changing too fast; retry")
+
+
+def settle_timeouts(game_id: str, version: int, record: GameRecord) -> bool:
+    """Play an overdue turn (turn timers) and commit it; True if the game changed
+    (then the caller reloads).  Any request touching the game calls this first."""
+    events = apply_timeouts(record)
+    if not events:
+        return False
+    try:
+        store().commit(game_id, version, record.to_bytes(), events_payload(events))
+    except VersionConflict:
+        pass  # someone else changed it (perhaps the same timeout): reload
+    return True
+
+
+def current(game_id: str) -> tuple[int, GameRecord]:
+    """The game's version and record after any overdue turn was played, or 404."""
+    for _attempt in range(MAX_ATTEMPTS):
+        version, record = load(game_id)
+        if not settle_timeouts(game_id, version, record):
+            return version, record
     raise ApiError("CONFLICT", "the game is changing too fast; retry")

@@ -51,6 +51,9 @@ CODES: dict[str, tuple[int, str]] = {
     "STOCK_UNAVAILABLE": (422, "Stock unavailable"),
     "GO_OUT_FORBIDDEN": (422, "Going out not allowed now"),
     "ILLEGAL_MOVE": (422, "Illegal move"),
+    "GAME_NOT_FINISHED": (409, "Game not finished"),
+    "SEAT_ALREADY_CLAIMED": (409, "Seat already claimed"),
+    "SEAT_NOT_RESERVED": (403, "No seat reserved for you"),
     "IDEMPOTENCY_KEY_REUSED": (422, "Idempotency key reused with another request"),
     "IDEMPOTENCY_IN_PROGRESS": (409, "A request with this idempotency key is in progress"),
     "RATE_LIMITED": (429, "Too many requests"),
@@ -124,7 +127,8 @@ def _field_errors(exc: engine.EngineError) -> dict[str, Any]:
 def engine_problem(exc: engine.EngineError) -> Response:
     """Map an engine or lobby error to its answer."""
     if isinstance(exc, engine.StateConflictError | HostingError):
-        return problem(exc.code, exc.message, status=409, **_field_errors(exc))
+        status = CODES[exc.code][0] if exc.code in CODES else 409
+        return problem(exc.code, exc.message, status=status, **_field_errors(exc))
     if isinstance(exc, engine.MalformedError):
         code = exc.code if exc.code in CODES else "MALFORMED"
         return problem(code, exc.message, status=422, **_field_errors(exc))

@@ -58,6 +58,16 @@ class CreateGameIn(Schema):
         validate=validate.Length(1, 128),
         metadata={"description": "Honoured only when the server allows seeded games"},
     )
+    turn_timeout_seconds = fields.Integer(
+        validate=validate.Range(5, 86400),
+        allow_none=True,
+        metadata={"description": "Per-turn time limit; an overdue turn is played automatically"},
+    )
+    autopilot_after_missed_turns = fields.Integer(
+        validate=validate.Range(1, 100),
+        allow_none=True,
+        metadata={"description": "Hand a seat to a bot after this many automatic turns in a row"},
+    )
 
 
 class JoinIn(Schema):

@@ -1,0 +1,197 @@
+"""Fair and lively play over HTTP: autopilot seats, rematches, replays."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from flask import Response, url_for
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields, validate
+
+from service import bots
+from service.api import schemas
+from service.api.games import ERRORS_PLAYER, ERRORS_READ, _document_errors
+from service.api.persistence import (
+    Outcome,
+    bearer_token,
+    change,
+    current,
+    events_payload,
+    json_response,
+    require_seat,
+    store,
+    unauthorized,
+)
+from service.engine.records import Event
+from service.fairplay import build_replay, claim_reserved, rematch_record, set_autopilot
+from service.games import GameRecord
+from service.store import VersionConflict
+
+blp = Blueprint(
+    "fairplay", __name__, url_prefix="/v1/games", description="Autopilot, rematches, replays"
+)
+
+REPLAY_PAGE = 1000
+
+
+class AutopilotIn(Schema):
+    level = fields.String(
+        load_default="basic",
+        validate=validate.OneOf(bots.LEVELS),
+        metadata={"description": "Bot level that plays the seat meanwhile"},
+    )
+
+
+class ActionOut(Schema):
+    seat = fields.Integer()
+    move = fields.Nested(schemas.MoveOut)
+    automatic = fields.Boolean()
+
+
+class DealOut(Schema):
+    round = fields.Integer()
+    dealer = fields.Integer()
+    discard_top = fields.String()
+    hands = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
+
+
+class ReplayOut(Schema):
+    id = fields.String()
+    seed = fields.String()
+    commitment = fields.String()
+    players = fields.Integer()
+    options = fields.Dict()
+    deals = fields.List(fields.Nested(DealOut))
+    actions = fields.List(fields.Nested(ActionOut))
+    results = fields.List(fields.Nested(schemas.RoundResultOut))
+    totals = fields.List(fields.Integer())
+    winners = fields.List(fields.Integer())
+
+
+def _seat_change(game_id: str, level: str | None) -> Response:
+    if bearer_token() is None:
+        raise unauthorized("send Authorization: Bearer <token> for your seat")
+
+    def operation(version: int, record: GameRecord) -> Outcome:
+        seat = require_seat(record)
+        events = set_autopilot(record, seat, level)
+        return Outcome(events, lambda new_version: (200, record.view(new_version, seat)))
+
+    return change(game_id, operation)
+
+
+@blp.route("/<game_id:game_id>/autopilot")
+class Autopilot(MethodView):
+    @blp.doc(operationId="startAutopilot", security=[{"bearer": []}])
+    @blp.arguments(AutopilotIn)
+    @blp.response(200, schemas.PlayerView)
+    @_document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level"})
+    def post(self, body: dict[str, Any], game_id: str) -> Response:
+        """Hand your seat to a bot
+
+        The bot plays your turns (at once, if it is your turn) until you take
+        the seat back. Your token stays valid.
+        """
+        return _seat_change(game_id, body["level"])
+
+    @blp.doc(operationId="stopAutopilot", security=[{"bearer": []}])
+    @blp.response(200, schemas.PlayerView)
+    @_document_errors(blp, ERRORS_PLAYER)
+    def delete(self, game_id: str) -> Response:
+        """Take your seat back from the bot"""
+        return _seat_change(game_id, None)
+
+
+class RematchOut(schemas.JoinOut):
+    id = fields.String()
+
+
+@blp.route("/<game_id:game_id>/rematch")
+class Rematch(MethodView):
+    @blp.doc(operationId="rematch", security=[{"bearer": []}])
+    @blp.response(201, RematchOut)
+    @_document_errors(blp, {**ERRORS_PLAYER, 409: "Game not finished, or seat claimed"})
+    def post(self, game_id: str) -> Response:
+        """Rematch
+
+        A new game with the same seats, options and bots, linked from this one.
+        Each human player calls this with their token to take their seat in the
+        new game (and a new token); it deals once every seat is claimed.
+        """
+        token = bearer_token()
+        if token is None:
+            raise unauthorized("send Authorization: Bearer <token> for your seat")
+        new_id = _rematch_id(game_id)
+
+        def claim(version: int, record: GameRecord) -> Outcome:
+            seat, new_token, events = claim_reserved(record, token)
+
+            def build(new_version: int) -> tuple[int, Any]:
+                body = {
+                    "id": record.id,
+                    "seat": seat,
+                    "token": new_token,
+                    "version": new_version,
+                    "status": record.status,
+                }
+                return 201, body
+
+            location = url_for("games.Game", game_id=record.id)
+            return Outcome(events, build, {"Location": location})
+
+        return change(new_id, claim)
+
+
+def _rematch_id(game_id: str) -> str:
+    """The rematch of a finished game, created by the first player to ask."""
+    for _attempt in range(4):
+        version, old = current(game_id)
+        require_seat(old)
+        if old.rematch_id is not None:
+            return old.rematch_id
+        new = rematch_record(old)
+        created = Event("game_created", {"seats": len(new.seats), "rematch_of": old.id})
+        store().create(new.id, new.to_bytes(), events_payload([created]))
+        old.rematch_id = new.id
+        try:
+            store().commit(
+                game_id,
+                version,
+                old.to_bytes(),
+                events_payload([Event("rematch_created", {"game": new.id})]),
+            )
+            return new.id
+        except VersionConflict:
+            continue  # another player asked at the same time: use theirs
+    return current(game_id)[1].rematch_id or ""
+
+
+@blp.route("/<game_id:game_id>/replay")
+class Replay(MethodView):
+    @blp.doc(operationId="getReplay")
+    @blp.response(200, ReplayOut)
+    @_document_errors(blp, {**ERRORS_READ, 409: "Game not finished"})
+    def get(self, game_id: str) -> Response:
+        """Replay of a finished game
+
+        The revealed seed, every deal and every action: re-simulate it with
+        `three-thirteen-verify` to check the deals were fixed at creation.
+        """
+        _version, record = current(game_id)
+        return json_response(build_replay(record, _all_events(game_id, len(record.seats))))
+
+
+def _all_events(game_id: str, seats: int) -> list[dict[str, Any]]:
+    merged: dict[int, dict[str, Any]] = {}
+    for seat in [None, *range(seats)]:
+        after = 0
+        while True:
+            found, last = store().events(game_id, after, seat, 0, limit=REPLAY_PAGE)
+            for seq, raw in found:
+                merged.setdefault(seq, orjson.loads(raw))
+            if last <= after:
+                break
+            after = last
+    return [merged[seq] for seq in sorted(merged)]
