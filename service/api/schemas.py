@@ -214,6 +214,7 @@ class PlayerOut(Schema):
     seat = fields.Integer()
     name = fields.String(allow_none=True)
     bot = fields.String(allow_none=True)
+    autopilot = fields.Boolean(metadata={"description": "A human seat played by a bot for now"})
     hand_size = fields.Integer()
     total = fields.Integer()
 
@@ -222,6 +223,19 @@ class FairnessOut(Schema):
     commitment = fields.String(metadata={"description": "SHA-256 of the game's secret seed"})
     seed = fields.String(allow_none=True, metadata={"description": "Revealed once finished"})
     seeded = fields.Boolean()
+
+
+class TimerOut(Schema):
+    turn_timeout_seconds = fields.Integer(allow_none=True)
+    autopilot_after_missed_turns = fields.Integer(allow_none=True)
+    deadline = fields.Float(
+        allow_none=True, metadata={"description": "Unix time when the current turn times out"}
+    )
+
+
+class RematchLinkOut(Schema):
+    of = fields.String(allow_none=True, metadata={"description": "The game this one rematches"})
+    game = fields.String(allow_none=True, metadata={"description": "This game's rematch"})
 
 
 class GameView(Schema):
@@ -238,6 +252,8 @@ class GameView(Schema):
     results = fields.List(fields.Nested(RoundResultOut))
     winners = fields.List(fields.Integer(), allow_none=True)
     fairness = fields.Nested(FairnessOut)
+    timer = fields.Nested(TimerOut)
+    rematch = fields.Nested(RematchLinkOut)
 
 
 class MoveOut(Schema):
