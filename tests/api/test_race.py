@@ -1,0 +1,88 @@
+"""Conflicting writers never both succeed: the same move fired from many threads
+at two app instances (separate stores, one Redis) lands exactly once."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+
+from tests.api.conftest import create_game, make_app
+
+THREADS = 16
+
+
+def fire(apps, game, seat, move, headers_for=lambda i: {}):
+    barrier = threading.Barrier(THREADS)
+    answers: list[tuple[int, dict]] = [None] * THREADS  # type: ignore[list-item]
+
+    def worker(i: int) -> None:
+        client = apps[i % len(apps)].test_client()
+        barrier.wait()
+        response = client.post(
+            f"/v1/games/{game.id}/moves", json=move, headers={**game.auth(seat), **headers_for(i)}
+        )
+        answers[i] = (response.status_code, response.get_json())
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return answers
+
+
+@pytest.fixture
+def two_apps(redis_client, redis_url):
+    return [make_app(redis_url), make_app(redis_url)]
+
+
+def test_same_move_from_many_threads_lands_once(two_apps):
+    game = create_game(two_apps[0].test_client(), [{"name": "a"}, {"name": "b"}])
+    public = game.public()
+    seat, version = public["round"]["turn"], public["version"]
+    answers = fire(two_apps, game, seat, {"type": "draw", "source": "stock"})
+    statuses = Counter(status for status, _ in answers)
+    assert statuses[200] == 1, statuses
+    assert set(statuses) <= {200, 409}
+    assert all(body["code"] == "WRONG_PHASE" for status, body in answers if status == 409)
+    after = game.public()
+    assert after["version"] == version + 1
+    assert after["players"][seat]["hand_size"] == public["players"][seat]["hand_size"] + 1
+    draws = [e for e in game.events() if e["type"] == "drew"]
+    assert len(draws) == 1
+
+
+def test_same_move_with_if_match_lands_once_and_losers_get_412(two_apps):
+    game = create_game(two_apps[0].test_client(), [{"name": "a"}, {"name": "b"}])
+    public = game.public()
+    seat, version = public["round"]["turn"], public["version"]
+    answers = fire(
+        two_apps,
+        game,
+        seat,
+        {"type": "draw", "source": "stock"},
+        lambda i: {"If-Match": f'"{version}"'},
+    )
+    statuses = Counter(status for status, _ in answers)
+    assert statuses[200] == 1, statuses
+    assert set(statuses) <= {200, 412}
+    assert game.public()["version"] == version + 1
+
+
+def test_same_idempotency_key_from_many_threads_acts_once_and_all_see_one_answer(two_apps):
+    game = create_game(two_apps[0].test_client(), [{"name": "a"}, {"name": "b"}])
+    public = game.public()
+    seat, version = public["round"]["turn"], public["version"]
+    answers = fire(
+        two_apps,
+        game,
+        seat,
+        {"type": "draw", "source": "stock"},
+        lambda i: {"Idempotency-Key": "same-draw"},
+    )
+    assert {status for status, _ in answers} == {200}
+    bodies = {repr(body) for _, body in answers}
+    assert len(bodies) == 1
+    assert game.public()["version"] == version + 1
