@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,8 @@ from service.engine.state import State
 from service.engine.view import observe
 
 DOC_FORMAT = 1
+
+History = Callable[[], list[dict[str, Any]]]
 TOKEN_BYTES = 32
 
 
@@ -236,19 +239,33 @@ class GameRecord:
         events = [Event("player_joined", {"seat": seat.seat, "name": name, "bot": None})]
         return seat.seat, token, events + self._start_if_full()
 
-    def play(self, seat: int, move: Move, now: float | None = None) -> list[Event]:
-        """Apply a seat's move, then every bot turn that follows it."""
+    def play(
+        self,
+        seat: int,
+        move: Move,
+        now: float | None = None,
+        history: History | None = None,
+    ) -> list[Event]:
+        """Apply a seat's move, then every bot turn that follows it.
+
+        ``history`` loads the game's stored public events (as the events
+        endpoint shows them) for bots that track the cards (``strong``)."""
         if self.state is None:
             raise GameNotInProgressError("the game has not started: seats are still open")
         events = self.state.apply(seat, move)
         self.seats[seat].missed_turns = 0
         if move.type == "go_out" and any(e.type == "go_out_refused" for e in events):
             events.append(Event("go_out_claim", {"seat": seat, "move": move.to_dict()}, seat))
-        return events + self.after_turn(now)
+        return events + self.after_turn(now, history, events)
 
-    def after_turn(self, now: float | None = None) -> list[Event]:
+    def after_turn(
+        self,
+        now: float | None = None,
+        history: History | None = None,
+        recent: Sequence[Event] = (),
+    ) -> list[Event]:
         """Play the bots whose turn it is, then start the next human's clock."""
-        events = self._play_bots()
+        events = self._play_bots(history, recent)
         self.reset_deadline(now)
         return events
 
@@ -266,9 +283,12 @@ class GameRecord:
         self.state, deal = State.start(self.game, self.seed)
         return [Event("game_started", {"seats": len(self.seats)}), *deal, *self.after_turn()]
 
-    def _play_bots(self) -> list[Event]:
+    def _play_bots(
+        self, history: History | None = None, recent: Sequence[Event] = ()
+    ) -> list[Event]:
         state = self.state
         events: list[Event] = []
+        stored: list[dict[str, Any]] | None = None
         while state is not None and state.round is not None:
             level = self.seats[state.round.turn].bot
             if level is None:
@@ -277,7 +297,11 @@ class GameRecord:
             rng = Shuffler.from_hex(self.seed).rng(
                 "bot", seat, len(state.results), _turn_key(state)
             )
-            move = bots.decide(level, observe(state, seat), rng)
+            past = None
+            if level in bots.TRACKING and history is not None:
+                stored = history() if stored is None else stored
+                past = stored + [e.to_dict() for e in [*recent, *events] if e.is_public]
+            move = bots.decide(level, observe(state, seat), rng, past)
             events += [_as_bot(e, seat) for e in state.apply(seat, move)]
         return events
 

@@ -274,7 +274,7 @@ class Moves(MethodView):
 
         def play(version: int, record: GameRecord) -> Outcome:
             seat = require_seat(record)
-            events = record.play(seat, move)
+            events = record.play(seat, move, history=lambda: public_events(game_id))
             metrics.MOVES.labels(move.type).inc()
             if record.status == "finished":
                 metrics.GAMES_FINISHED.inc()
@@ -285,6 +285,18 @@ class Moves(MethodView):
             return Outcome(events, build)
 
         return change(game_id, play, conditional=True)
+
+
+def public_events(game_id: str) -> list[dict[str, Any]]:
+    """Every public event of a game (for bots that track the cards)."""
+    out: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        found, last = store().events(game_id, after, None, 0)
+        out += [orjson.loads(raw) for _seq, raw in found]
+        if last <= after:
+            return out
+        after = last
 
 
 @blp.route("/<game_id:game_id>/events")

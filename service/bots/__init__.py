@@ -33,6 +33,8 @@ BRAINS: dict[str, Brain] = {
     "strong": strong.decide,
 }
 LEVELS: tuple[str, ...] = tuple(BRAINS)
+TRACKING: frozenset[str] = frozenset({"strong"})
+"""Levels that use the public event history when the caller can supply it."""
 
 
 def decide(
