@@ -36,5 +36,20 @@ bench: install ## hand solver speed on a corpus of >= 10,000 hands
 openapi: install ## regenerate openapi/openapi.json from the app
 	$(PY) -m service.openapi
 
+bench-bots: install ## bot decision times and strength tables (a few minutes)
+	$(PY) bench/bots_bench.py --strength
+
+bench-http: install ## HTTP throughput vs a plain Flask ceiling, same gunicorn settings (~3 min)
+	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
+		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
+	$(PY) bench/http_bench.py
+
+bench-report: install ## chart + markdown table of the last bench-http run (bench/results, docs/)
+	$(PY) bench/report.py
+	mkdir -p docs && cp bench/results/http.png docs/bench-http.png && cp bench/results/http.md docs/bench-http.md
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+soak: install ## bounded soak: 2 instances x concurrent clients, then replay every game (5 min)
+	$(PY) bench/soak.py --duration 300

@@ -1,0 +1,149 @@
+"""Chart and markdown table of the HTTP benchmark (``bench/results/http.json``).
+
+    .venv/bin/python bench/report.py [--in bench/results/http.json]
+
+Writes ``bench/results/http.png`` (requests per second of every scenario as a
+share of the plain Flask ceiling measured in the same run, with its target)
+and ``bench/results/http.md`` (the figures table and the Redis, memory, scale
+and view-cost figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+LABELS = {
+    "ceiling": "plain Flask\n(ceiling)",
+    "public_view": "public view",
+    "player_view": "player view",
+    "not_modified": "conditional GET\n(304)",
+    "moves": "moves\n(draw/discard)",
+}
+
+
+def chart(data: dict[str, Any], out: Path) -> None:
+    scenarios = data["scenarios"]
+    names = list(scenarios)
+    ratios = [scenarios[n]["ratio"] * 100 for n in names]
+    rps = [scenarios[n]["rps"] for n in names]
+    colors = []
+    for n in names:
+        verdict = scenarios[n]["pass"]
+        colors.append("#7f7f7f" if verdict is None else ("#2ca02c" if verdict else "#d62728"))
+    fig, ax = plt.subplots(figsize=(8.5, 4.8), dpi=120)
+    bars = ax.bar([LABELS.get(n, n) for n in names], ratios, color=colors, width=0.6)
+    for i, n in enumerate(names):
+        target = scenarios[n].get("target")
+        if target:
+            ax.hlines(target * 100, i - 0.38, i + 0.38, colors="black", linestyles="--", lw=1.5)
+            ax.text(i + 0.4, target * 100, f"target {target:.0%}", va="center", fontsize=7)
+    for bar, value, r in zip(bars, rps, ratios, strict=True):
+        ax.text(
+            bar.get_x() + bar.get_width() / 2,
+            bar.get_height() + 1.5,
+            f"{r:.0f}%\n{value:,.0f} req/s",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    meta = data["meta"]
+    ax.set_ylabel("throughput, % of the plain Flask ceiling")
+    ax.set_ylim(0, 125)
+    ax.set_title(
+        f"HTTP throughput vs the plain Flask ceiling ({meta['generator']}, "
+        f"gunicorn {meta['workers']}x{meta['threads']} gthread, {meta['cpus']} CPUs; "
+        f"median of {meta['repeats']} x {meta['duration_s']:g} s)",
+        fontsize=9,
+    )
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def table(data: dict[str, Any]) -> str:
+    meta = data["meta"]
+    lines = [
+        f"Load generator `{meta['generator']}`, {meta['connections']} keep-alive connections on "
+        f"loopback; gunicorn `deploy/gunicorn.conf.py` with {meta['workers']} workers x "
+        f"{meta['threads']} threads (gthread) for both the service and the plain Flask ceiling; "
+        f"{meta['cpus']} CPUs; median of {meta['repeats']} runs of {meta['duration_s']:g} s each; "
+        f"games: {meta['games']:,}, {meta['game_kind']}.",
+        "",
+        "| scenario | req/s | p50 ms | p99 ms | % of ceiling | target | CPU ms/req (gunicorn) "
+        "| result |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for name, r in data["scenarios"].items():
+        target = f"≥ {r['target']:.0%}" if r.get("target") else "–"
+        verdict = "–" if r["pass"] is None else ("PASS" if r["pass"] else "**FAIL**")
+        if r.get("bad"):
+            verdict += f" ({r['bad']} unexpected answers)"
+        lines.append(
+            f"| {LABELS.get(name, name).replace(chr(10), ' ')} | {r['rps']:,.0f} | "
+            f"{r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['ratio']:.0%} | {target} | "
+            f"{r.get('server_cpu_ms', 0):.2f} | {verdict} |"
+        )
+    t = data["round_trips"]
+    rt_ok = t["round_trips_per_move"] <= t["target"]
+    lines += [
+        "",
+        "| measure | value | target | result |",
+        "|---|---|---|---|",
+        f"| Redis round trips per move (INFO commandstats) | {t['round_trips_per_move']:.2f} "
+        f"(socket reads {t['socket_reads_per_move']:.2f}; commands incl. Lua's: "
+        + ", ".join(f"{k} {v:g}" for k, v in t["commands_per_move"].items())
+        + f") | ≤ {t['target']:g} | {'PASS' if rt_ok else '**FAIL**'} |",
+    ]
+    for players, b in data["bytes_per_game"].items():
+        lines.append(
+            f"| bytes per game in Redis, {players} players, last round | {b['total_bytes']:,} "
+            f"(state {b['state_bytes']:,}, {b['events']:,} events {b['events_bytes']:,}) "
+            "| reported | – |"
+        )
+    s = data["scale"]
+    for name, r in s["by_scenario"].items():
+        lines.append(
+            f"| {s['games_small']:,} vs {s['games_large']:,} stored games, {name} | "
+            f"{r['rps_small']:,.0f} → {r['rps_large']:,.0f} req/s ({r['diff']:+.1%}; "
+            f"vs ceiling {r['ratio_diff']:+.1%}) | < 10% | "
+            f"{'PASS' if r['pass'] else '**FAIL**'} |"
+        )
+    v = data["view_cost"]
+    lines.append(
+        f"| `observe(state, seat)`, {'/'.join(map(str, v['hand_sizes']))}-card hands "
+        f"({v['positions']} positions) | median {v['observe']['median_ms']:.3f} ms, p99 "
+        f"{v['observe']['p99_ms']:.3f} ms (legal moves {v['legal_moves']['median_ms']:.3f}, "
+        f"arrangement {v['arrangement']['median_ms']:.3f}) | well under 1 ms | "
+        f"{'PASS' if v['observe']['median_ms'] < 0.5 else 'borderline'} |"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--in", dest="src", type=Path, default=RESULTS / "http.json")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    if not args.src.exists():
+        sys.exit(f"{args.src} not found: run `make bench-http` first")
+    data = json.loads(args.src.read_text())
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    chart(data, args.out_dir / "http.png")
+    (args.out_dir / "http.md").write_text(table(data))
+    print(f"wrote {args.out_dir / 'http.png'} and {args.out_dir / 'http.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
