@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from service.engine import errors
 from service.engine.cards import Card, build_shoe
-from service.engine.melds import LayOff, Meld, classify_meld
+from service.engine.melds import LayOff, Meld, classify_meld, extend_meld
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.records import Event, HandResult, RoundResult
 from service.engine.rules import Game, RoundSpec
@@ -269,8 +269,12 @@ class State:
             rnd.hands[seat], self.spec.wild_rank, self.game.options, tuple(rnd.table)
         )
         for layoff in arrangement.layoffs:
-            target = rnd.table[layoff.target]
-            rnd.table[layoff.target] = Meld(target.kind, target.cards + layoff.cards)
+            # extend_meld re-orders the grown meld (a run stays in ascending order)
+            grown = extend_meld(
+                rnd.table[layoff.target], layoff.cards, self.spec.wild_rank, self.game.options
+            )
+            assert grown is not None, "the solver only lays off what fits"
+            rnd.table[layoff.target] = grown
         return self._hand_result(
             seat, arrangement.melds, arrangement.deadwood, arrangement.points, arrangement.layoffs
         )

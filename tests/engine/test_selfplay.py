@@ -15,6 +15,7 @@ the same seed and moves giving the same events and totals.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -81,7 +82,7 @@ def _random_combos(count: int) -> list[tuple[int, dict[str, Any]]]:
     return combos
 
 
-COMBOS = HAND_PICKED + _random_combos(26)
+COMBOS = HAND_PICKED + _random_combos(20)
 
 
 def test_every_option_is_covered() -> None:
@@ -103,6 +104,11 @@ def test_every_option_is_covered() -> None:
 # -- invariants ----------------------------------------------------------------
 
 
+@functools.cache
+def _shoe(decks: int, jokers_per_deck: int) -> Counter[Card]:
+    return Counter(build_shoe(decks, jokers_per_deck))
+
+
 def _check_invariants(state: State) -> None:
     game = state.game
     assert all(t >= 0 for t in state.totals)
@@ -111,11 +117,8 @@ def _check_invariants(state: State) -> None:
     rnd = state.round
     if rnd is None:
         return
-    shoe = Counter(build_shoe(game.decks, game.options.jokers_per_deck))
-    held: Counter[Card] = Counter(rnd.stock) + Counter(rnd.discard)
-    for hand in rnd.hands:
-        held += Counter(hand)
-    assert held == shoe, "cards were created or lost"
+    held = Counter(rnd.stock + rnd.discard + [c for hand in rnd.hands for c in hand])
+    assert held == _shoe(game.decks, game.options.jokers_per_deck), "cards created or lost"
     size = state.spec.hand_size
     for seat, hand in enumerate(rnd.hands):
         extra = 1 if seat == rnd.turn and rnd.phase is Phase.DISCARD else 0
@@ -156,7 +159,9 @@ def _illegal_samples(
         out.append((seat, Draw(rng.choice(list(Source))), errors.WrongPhaseError))
         out.append((seat, Discard(rng.choice(missing)), errors.CardNotInHandError))
         # after a refused claim every go-out is refused first
-        go_out_error = errors.GoOutForbiddenError if rnd.claim_refused else errors.CardNotInHandError
+        go_out_error = (
+            errors.GoOutForbiddenError if rnd.claim_refused else errors.CardNotInHandError
+        )
         out.append((seat, GoOut(rng.choice(missing)), go_out_error))
         if rnd.drawn_from_discard is not None:
             out.append((seat, Discard(rnd.drawn_from_discard), errors.DiscardForbiddenError))
@@ -231,14 +236,17 @@ def _clone(state: State) -> State:
 # -- the policy ------------------------------------------------------------------
 
 
-def _choose(state: State, rng: random.Random) -> Move:
+def _choose(state: State, rng: random.Random, stubborn: bool = False) -> Move:
+    """``stubborn``: always draw from the stock and never go out (the stock runs out)."""
     rnd = state.round
     assert rnd is not None
     seat = rnd.turn
     moves = legal_moves(state, seat)
     assert moves
     if rnd.phase is Phase.DRAW:
-        return rng.choice(moves)
+        return moves[0] if stubborn else rng.choice(moves)
+    if stubborn:
+        return rng.choice([m for m in moves if isinstance(m, Discard)])
     go_outs = [m for m in moves if isinstance(m, GoOut)]
     discards = [m for m in moves if isinstance(m, Discard)]
     if go_outs and rng.random() < 0.85:
@@ -280,7 +288,9 @@ class Played:
     events: list[tuple[str, dict[str, Any], int | None]] = field(default_factory=list)
 
 
-def _play(n: int, opts: dict[str, Any], seed: str, rng: random.Random) -> tuple[State, Played]:
+def _play(
+    n: int, opts: dict[str, Any], seed: str, rng: random.Random, stubborn: bool = False
+) -> tuple[State, Played]:
     game = Game(n, Options.from_dict(opts))
     state, start_events = State.start(game, seed)
     played = Played(events=_events(start_events))
@@ -288,7 +298,6 @@ def _play(n: int, opts: dict[str, Any], seed: str, rng: random.Random) -> tuple[
     assert state.round.dealer == State.new(game, seed).round.dealer  # type: ignore[union-attr]
     dealer = state.round.dealer
     round_index = 0
-    refused = 0
     _check_invariants(state)
     after = state_to_dict(state)
     while state.round is not None:
@@ -310,7 +319,7 @@ def _play(n: int, opts: dict[str, Any], seed: str, rng: random.Random) -> tuple[
             with pytest.raises(exc):
                 state.apply(who, m)
         assert state == restored  # unchanged (dataclass equality: every field, every card)
-        move = _choose(state, rng)
+        move = _choose(state, rng, stubborn)
         events = state.apply(seat, move)
         # the restored state behaves identically
         assert _events(restored.apply(seat, move)) == _events(events)
@@ -319,7 +328,6 @@ def _play(n: int, opts: dict[str, Any], seed: str, rng: random.Random) -> tuple[
         played.moves.append((seat, move))
         played.events += _events(events)
         if any(e.type == "go_out_refused" for e in events):
-            refused += 1
             assert isinstance(move, GoOut)
             assert state.round is rnd and rnd.claim_refused and rnd.phase is Phase.DISCARD
             penalty = game.options.false_go_out_penalty
@@ -339,7 +347,6 @@ def _play(n: int, opts: dict[str, Any], seed: str, rng: random.Random) -> tuple[
                 assert state.round.turn == (state.round.dealer + 1) % n
                 assert state.round.phase is Phase.DRAW
         _check_invariants(state)
-    print(f"{len(played.moves)} moves, {refused} refused claims")
     return state, played
 
 
@@ -383,6 +390,28 @@ def test_selfplay(n: int, opts: dict[str, Any], seed: str) -> None:
     assert replay_events == played.events
     assert replay.totals == state.totals and replay.winners == state.winners
     assert state_to_dict(replay) == d
+
+
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {"max_turns_per_round": 70},
+        {"jokers_per_deck": 2, "aces": "high_or_low", "max_turns_per_round": 70},
+    ],
+)
+def test_selfplay_stock_runs_out(opts: dict[str, Any]) -> None:
+    """Two players who always draw from the stock and never go out: every round
+    reshuffles the discards into a new stock, and nothing is lost."""
+    seed = "e7" * 32
+    state, played = _play(2, opts, seed, random.Random(seed), stubborn=True)
+    reshuffles = [e for e in played.events if e[0] == "stock_reshuffled"]
+    assert len(reshuffles) >= len(state.game.rounds)
+    assert all(r.ended_by == "turn_limit" for r in state.results)
+    replay, events = State.start(Game(2, Options.from_dict(opts)), seed)
+    replay_events = _events(events)
+    for seat, move in played.moves:
+        replay_events += _events(replay.apply(seat, move))
+    assert replay_events == played.events
 
 
 def test_different_seeds_deal_differently() -> None:
