@@ -97,7 +97,7 @@ def install(app: Flask, config: Config) -> Limiter | None:
         retry_after = 1
         current = limiter.current_limit
         if current is not None:
-            retry_after = max(1, math.ceil(current.reset_at - time.time()))
+            retry_after = max(1, math.ceil(current.window[0] - time.time()))
         return problem(
             "RATE_LIMITED",
             f"rate limit exceeded ({exc.description}); retry after {retry_after} s",

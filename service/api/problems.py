@@ -55,7 +55,6 @@ CODES: dict[str, tuple[int, str]] = {
     "SEAT_ALREADY_CLAIMED": (409, "Seat already claimed"),
     "SEAT_NOT_RESERVED": (403, "No seat reserved for you"),
     "IDEMPOTENCY_KEY_REUSED": (422, "Idempotency key reused with another request"),
-    "IDEMPOTENCY_IN_PROGRESS": (409, "A request with this idempotency key is in progress"),
     "RATE_LIMITED": (429, "Too many requests"),
     "STORE_UNAVAILABLE": (503, "Storage unavailable"),
     "INTERNAL": (500, "Internal error"),
@@ -114,7 +113,9 @@ def problem(
         "code": code,
         **extra,
     }
-    response = Response(orjson.dumps(body), status=status, mimetype=PROBLEM_JSON)
+    # OPT_NON_STR_KEYS: marshmallow keys errors of list items by index (an int)
+    payload = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    response = Response(payload, status=status, mimetype=PROBLEM_JSON)
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response
