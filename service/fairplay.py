@@ -201,7 +201,7 @@ def build_replay(record: GameRecord, events: list[dict[str, Any]]) -> dict[str, 
         "options": record.options.to_dict(),
         "deals": deals,
         "actions": actions,
-        "results": [r.to_dict() for r in state.results],
+        "results": state.results.dicts(),
         "totals": list(state.totals),
         "winners": list(state.winners),
     }
@@ -234,7 +234,7 @@ def verify_replay(replay: dict[str, Any]) -> list[str]:
         dealt = _deals_of([e for batch in produced for e in batch])
         if dealt != deals:
             problems.append("the deals differ from what the seed produces")
-        if [r.to_dict() for r in state.results] != replay["results"]:
+        if state.results.dicts() != replay["results"]:
             problems.append("the round results differ from the re-simulation")
         if state.totals != replay["totals"] or state.winners != replay["winners"]:
             problems.append("the totals or winners differ from the re-simulation")

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from service import bots
-from service.engine.codec import state_from_dict, state_to_dict
+from service.engine.codec import options_from_dict, state_from_dict, state_to_dict
 from service.engine.errors import EngineError, GameNotInProgressError, InvalidOptionError
 from service.engine.moves import Move
 from service.engine.records import Event
@@ -161,7 +161,7 @@ class GameRecord:
         return cls(
             id=data["id"],
             ruleset=data["ruleset"],
-            options=Options.from_dict(data["options"]),
+            options=options_from_dict(data["options"]),
             seats=[Seat(**s) for s in data["seats"]],
             seed=data["seed"],
             seeded=data["seeded"],

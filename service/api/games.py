@@ -47,18 +47,18 @@ ERRORS_READ = {404: "Unknown game", 503: "Storage unavailable"}
 ERRORS_PLAYER = {**ERRORS_READ, 401: "Missing or invalid token"}
 
 
-def _document_errors(blueprint: Blueprint, codes: dict[int, str]) -> Any:
-    def wrap(func: Any) -> Any:
-        for status, description in codes.items():
-            func = blueprint.alt_response(
-                status,
-                schema=schemas.Problem,
-                description=description,
-                content_type="application/problem+json",
-            )(func)
-        return func
+PROBLEM_CONTENT = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
 
-    return wrap
+
+def _document_errors(blueprint: Blueprint, codes: dict[int, str]) -> Any:
+    """Document error answers (problem+json) without wrapping the view: unlike
+    ``alt_response`` this adds no per-request cost."""
+    return blueprint.doc(
+        responses={
+            str(status): {"description": description, "content": PROBLEM_CONTENT}
+            for status, description in codes.items()
+        }
+    )
 
 
 @blp.route("")
@@ -212,6 +212,9 @@ class Players(MethodView):
         return change(game_id, join)
 
 
+MOVE_LOADERS = {kind: schema() for kind, schema in schemas.MOVE_SCHEMAS.items()}
+
+
 def _parse_move() -> Move:
     raw = request.get_data(cache=True)
     try:
@@ -224,15 +227,15 @@ def _parse_move() -> Move:
             "a move is a JSON object",
             errors={"_schema": ["expected an object"]},
         )
-    schema_cls = schemas.MOVE_SCHEMAS.get(data.get("type"))  # type: ignore[arg-type]
-    if schema_cls is None:
+    schema = MOVE_LOADERS.get(data.get("type"))  # type: ignore[arg-type]
+    if schema is None:
         raise ApiError(
             "VALIDATION_ERROR",
             "unknown move type; expected draw, discard or go_out",
             errors={"type": ["must be one of: draw, discard, go_out"]},
         )
     try:
-        schema_cls().load(data)
+        schema.load(data)
     except ValidationError as exc:
         raise ApiError(
             "VALIDATION_ERROR", "some fields are invalid; see errors", errors=exc.messages

@@ -9,9 +9,8 @@ directory and the metrics of all workers are aggregated.
 from __future__ import annotations
 
 import os
-import time
 
-from flask import Flask, Response, g, request
+from flask import Flask, Response, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -36,29 +35,21 @@ GAMES_CREATED = Counter("t13_games_created_total", "Games created")
 GAMES_FINISHED = Counter("t13_games_finished_total", "Games finished by a client's move")
 
 
-def _route() -> str:
-    rule = request.url_rule
-    return rule.rule if rule is not None else "<unmatched>"
+def observe(method: str, route: str, status: str, seconds: float) -> None:
+    """Count one answered request (called by the WSGI middleware)."""
+    LATENCY.labels(method, route).observe(seconds)
+    REQUESTS.labels(method, route, status).inc()
 
 
 def install(app: Flask) -> None:
-    """Time every request and count it by route and status."""
+    """Label each request with its route template (not its path) for the metrics."""
+    from service.api.middleware import ROUTE_KEY
 
     @app.before_request
-    def _start() -> None:
-        g.t13_started = time.perf_counter()
-
-    @app.after_request
-    def _observe(response: Response) -> Response:
-        started = g.pop("t13_started", None)
-        route = _route()
-        if started is not None:
-            LATENCY.labels(request.method, route).observe(time.perf_counter() - started)
-        REQUESTS.labels(request.method, route, str(response.status_code)).inc()
-        if response.status_code >= 400 and response.mimetype == "application/problem+json":
-            code = (response.get_json(silent=True) or {}).get("code", "UNKNOWN")
-            ERRORS.labels(code).inc()
-        return response
+    def _route() -> None:
+        rule = request.url_rule
+        if rule is not None:
+            request.environ[ROUTE_KEY] = rule.rule
 
 
 def exposition() -> Response:

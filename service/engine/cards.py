@@ -184,6 +184,19 @@ def parse_cards(text: str | Iterable[str]) -> list[Card]:
     return [Card.parse(code) for code in codes]
 
 
+def cards_from_codes(codes: Iterable[str]) -> list[Card]:
+    """Cards from canonical codes, as this service writes them (fast: no
+    normalization; anything else raises :class:`MalformedError`).
+
+    >>> cards_from_codes(["10S", "JK"])
+    [Card.parse('10S'), Card.parse('JK')]
+    """
+    try:
+        return [_BY_CODE[code] for code in codes]
+    except (KeyError, TypeError):
+        raise MalformedError(f"not canonical card codes: {codes!r}", field="card") from None
+
+
 def format_cards(cards: Iterable[Card]) -> str:
     """Print cards as space-separated codes.
 

@@ -13,11 +13,12 @@ True
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
-from service.engine.cards import Card, format_cards, parse_cards
+from service.engine.cards import Card, cards_from_codes, format_cards
 from service.engine.errors import StateFormatError
-from service.engine.records import HandResult, RoundResult, meld_from_dict
+from service.engine.records import HandResult, ResultLog, meld_from_dict
 from service.engine.rules import Game, Options
 from service.engine.state import Phase, Round, State
 
@@ -25,7 +26,17 @@ FORMAT_VERSION = 1
 
 
 def _cards(text: str) -> list[Card]:
-    return parse_cards(text) if text else []
+    return cards_from_codes(text.split())
+
+
+@lru_cache(maxsize=256)
+def _options(items: tuple[tuple[str, Any], ...]) -> Options:
+    return Options.from_dict(dict(items))
+
+
+def options_from_dict(data: dict[str, Any]) -> Options:
+    """Stored options, validated once per distinct set (they repeat across games)."""
+    return _options(tuple(data.items()))
 
 
 def round_to_dict(rnd: Round) -> dict[str, Any]:
@@ -82,7 +93,7 @@ def state_to_dict(state: State) -> dict[str, Any]:
         "seed": state.seed,
         "totals": list(state.totals),
         "round": round_to_dict(state.round) if state.round else None,
-        "results": [r.to_dict() for r in state.results],
+        "results": state.results.dicts(),
         "winners": list(state.winners),
     }
 
@@ -91,12 +102,12 @@ def state_from_dict(data: dict[str, Any]) -> State:
     """Rebuild a state saved by :func:`state_to_dict`."""
     if data.get("v") != FORMAT_VERSION:
         raise StateFormatError(f"unknown state format {data.get('v')!r}")
-    game = Game(data["players"], Options.from_dict(data["options"]))
+    game = Game(data["players"], options_from_dict(data["options"]))
     return State(
         game=game,
         seed=data["seed"],
         totals=list(data["totals"]),
         round=round_from_dict(data["round"]) if data["round"] else None,
-        results=[RoundResult.from_dict(r) for r in data["results"]],
+        results=ResultLog(data["results"]),
         winners=list(data["winners"]),
     )

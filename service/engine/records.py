@@ -7,10 +7,11 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
-from service.engine.cards import Card, Rank, parse_cards
+from service.engine.cards import Card, Rank, cards_from_codes
 from service.engine.melds import LayOff, Meld, MeldKind
 
 
@@ -35,7 +36,7 @@ class Event:
 
 
 def meld_from_dict(data: dict[str, Any]) -> Meld:
-    return Meld(MeldKind(data["kind"]), tuple(parse_cards(data["cards"])))
+    return Meld(MeldKind(data["kind"]), tuple(cards_from_codes(data["cards"])))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +71,11 @@ class HandResult:
         return cls(
             seat=data["seat"],
             melds=tuple(meld_from_dict(m) for m in data["melds"]),
-            deadwood=tuple(parse_cards(data["deadwood"])),
+            deadwood=tuple(cards_from_codes(data["deadwood"])),
             points=data["points"],
             penalty=data.get("penalty", 0),
             layoffs=tuple(
-                LayOff(lo["target"], tuple(parse_cards(lo["cards"])))
+                LayOff(lo["target"], tuple(cards_from_codes(lo["cards"])))
                 for lo in data.get("layoffs", ())
             ),
         )
@@ -117,3 +118,47 @@ class RoundResult:
             ended_by=data.get("ended_by", "went_out"),
             table=tuple(meld_from_dict(m) for m in data.get("table", ())),
         )
+
+
+class ResultLog(Sequence[RoundResult]):
+    """The finished rounds of a game.  They never change once recorded, so they
+    are kept in their JSON form (what storage and views need) and turned into
+    :class:`RoundResult` objects only when read one by one.
+
+    >>> log = ResultLog()
+    >>> len(log), log.dicts()
+    (0, [])
+    """
+
+    __slots__ = ("_dicts",)
+
+    def __init__(self, dicts: Iterable[dict[str, Any]] = ()) -> None:
+        self._dicts = list(dicts)
+
+    @overload
+    def __getitem__(self, index: int) -> RoundResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[RoundResult]: ...
+
+    def __getitem__(self, index: int | slice) -> RoundResult | list[RoundResult]:
+        if isinstance(index, slice):
+            return [RoundResult.from_dict(d) for d in self._dicts[index]]
+        return RoundResult.from_dict(self._dicts[index])
+
+    def __len__(self) -> int:
+        return len(self._dicts)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ResultLog):
+            return self._dicts == other._dicts
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def append(self, result: RoundResult) -> None:
+        self._dicts.append(result.to_dict())
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """The JSON form of every result (a new list; the dicts are shared)."""
+        return list(self._dicts)

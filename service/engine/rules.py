@@ -22,6 +22,7 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from service.engine.cards import Card, Rank
@@ -96,11 +97,16 @@ class Options:
         >>> Options().to_dict()["aces"]
         'low'
         """
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = value.value if isinstance(value, enum.Enum) else value
-        return out
+        return dict(_options_dict(self))
+
+
+@lru_cache(maxsize=256)
+def _options_dict(options: Options) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(options):
+        value = getattr(options, f.name)
+        out[f.name] = value.value if isinstance(value, enum.Enum) else value
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,16 +362,21 @@ class Game:
     @property
     def rounds(self) -> tuple[RoundSpec, ...]:
         """The round schedule."""
-        sizes = list(range(3, self.largest_hand + 1))
-        if self.options.round_order is RoundOrder.UP_DOWN:
-            sizes += sizes[::-1]
-        return tuple(RoundSpec(i + 1, size, wild_rank_for(size)) for i, size in enumerate(sizes))
+        return _schedule(self.largest_hand, self.options.round_order)
 
     def round_multiplier(self, spec: RoundSpec) -> int:
         """2 in the face-card wild rounds with ``double_face_rounds``, else 1."""
         if self.options.double_face_rounds and spec.wild_rank >= Rank.JACK:
             return 2
         return 1
+
+
+@lru_cache(maxsize=16)
+def _schedule(largest_hand: int, order: RoundOrder) -> tuple[RoundSpec, ...]:
+    sizes = list(range(3, largest_hand + 1))
+    if order is RoundOrder.UP_DOWN:
+        sizes += sizes[::-1]
+    return tuple(RoundSpec(i + 1, size, wild_rank_for(size)) for i, size in enumerate(sizes))
 
 
 def card_points(card: Card, wild_rank: Rank, options: Options) -> int:

@@ -31,8 +31,8 @@ from service.engine import errors
 from service.engine.cards import Card, build_shoe
 from service.engine.melds import LayOff, Meld, classify_meld, extend_meld
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.records import Event, HandResult, RoundResult
-from service.engine.rules import Game, RoundSpec
+from service.engine.records import Event, HandResult, ResultLog, RoundResult
+from service.engine.rules import Game, RoundSpec, card_points
 from service.engine.shuffle import Shuffler
 from service.engine.solver import best_arrangement, going_out_melds
 
@@ -80,7 +80,7 @@ class State:
     seed: str
     totals: list[int]
     round: Round | None = None
-    results: list[RoundResult] = field(default_factory=list)
+    results: ResultLog = field(default_factory=ResultLog)
     winners: list[int] = field(default_factory=list)
 
     @classmethod
@@ -380,7 +380,14 @@ def legal_moves(state: State, seat: int) -> list[Move]:
     moves = [Discard(c) for c in allowed]
     if not rnd.claim_refused:
         spec = state.spec
+        options = state.game.options
+        # Going out discarding c leaves melds covering the rest, so the whole
+        # hand then arranges with deadwood c alone: only cards worth at least
+        # the hand's best deadwood can be the discard of a going out.
+        floor = best_arrangement(hand, spec.wild_rank, options).points
         for card in allowed:
+            if card_points(card, spec.wild_rank, options) < floor:
+                continue
             rest = list(hand)
             rest.remove(card)
             melds = going_out_melds(rest, spec.wild_rank, state.game.options)

@@ -42,7 +42,7 @@ def observe(state: State, seat: int | None = None) -> dict[str, Any]:
             for s in range(n)
         ],
         "round": None,
-        "results": [r.to_dict() for r in state.results],
+        "results": state.results.dicts(),
         "winners": list(state.winners) if rnd is None else None,
     }
     if rnd is not None:
