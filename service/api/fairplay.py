@@ -7,11 +7,11 @@ from typing import Any
 import orjson
 from flask import Response, url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
 from service import bots
 from service.api import schemas
+from service.api.blueprint import Blueprint
 from service.api.games import ERRORS_PLAYER, ERRORS_READ, _document_errors
 from service.api.persistence import (
     Outcome,

@@ -13,10 +13,10 @@ from typing import Any
 import orjson
 from flask import Response, request, url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import ValidationError
 
 from service.api import metrics, schemas
+from service.api.blueprint import Blueprint
 from service.api.persistence import (
     Idempotency,
     Outcome,
@@ -66,7 +66,15 @@ class Games(MethodView):
     @blp.doc(operationId="createGame")
     @blp.arguments(schemas.CreateGameIn)
     @blp.response(201, schemas.CreateGameOut)
-    @_document_errors(blp, {422: "Invalid players, seats or options", 503: "Storage unavailable"})
+    @_document_errors(
+        blp,
+        {
+            400: "Malformed JSON",
+            422: "Invalid players, seats or options",
+            429: "Rate limited",
+            503: "Storage unavailable",
+        },
+    )
     def post(self, body: dict[str, Any]) -> Response:
         """Create a game
 
@@ -188,7 +196,9 @@ class Players(MethodView):
     @blp.doc(operationId="joinGame")
     @blp.arguments(schemas.JoinIn)
     @blp.response(201, schemas.JoinOut)
-    @_document_errors(blp, {**ERRORS_READ, 409: "No open seat", 422: "Invalid name"})
+    @_document_errors(
+        blp, {**ERRORS_READ, 409: "No open seat", 422: "Invalid name", 429: "Rate limited"}
+    )
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Take an open seat
 
@@ -261,6 +271,7 @@ class Moves(MethodView):
             409: "Not your turn, wrong phase, or game not in progress",
             412: "If-Match names a stale version",
             422: "Invalid or illegal move",
+            429: "Rate limited",
         },
     )
     @blp.doc(operationId="makeMove", security=[{"bearer": []}])

@@ -7,11 +7,11 @@ package: no CDN is contacted.
 from __future__ import annotations
 
 from flask import Blueprint, Response, send_from_directory
-from flask_smorest import Blueprint as ApiBlueprint
 from marshmallow import Schema, fields
 from swagger_ui_bundle import swagger_ui_path
 
 from service.api import metrics
+from service.api.blueprint import Blueprint as ApiBlueprint
 from service.api.persistence import json_response, store
 from service.api.problems import RETRY_AFTER_SECONDS, problem
 

@@ -6,10 +6,10 @@ from typing import Any
 
 from flask import Response
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from service import bots
 from service.api import schemas
+from service.api.blueprint import Blueprint
 from service.api.persistence import json_response
 from service.engine.cards import Rank, parse_cards
 from service.engine.errors import InvalidMeldsError, InvalidOptionError

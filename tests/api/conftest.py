@@ -21,7 +21,7 @@ def make_app(redis_url: str, **overrides: str) -> Flask:
         {
             "REDIS_URL": redis_url,
             "ALLOW_SEEDED_GAMES": "true",
-            "RATE_LIMITS_ENABLED": "false",
+            "RATE_LIMITS": "false",
             **overrides,
         }
     )
