@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from service.api.persistence import events_payload  # noqa: E402
+from service.api.persistence import events_payload, snapshot  # noqa: E402
 from service.engine.moves import Discard, Draw, GoOut, Source  # noqa: E402
 from service.engine.solver import best_arrangement  # noqa: E402
 from service.engine.state import Phase, State, legal_moves  # noqa: E402
@@ -306,7 +306,7 @@ def create_hot_games(store: GameStore, count: int, templates: int) -> list[dict[
     for i in range(count):
         template, _tokens, events = bases[i % templates]
         record, tokens = clone(template)
-        store.create(record.id, record.to_bytes(), events_payload(events))
+        store.create(record.id, record.to_bytes(), events_payload(events), **snapshot(record, 1))
         games.append({"id": record.id, "n": 2, "tokens": [tokens[0], tokens[1]]})
     return games
 
@@ -330,7 +330,7 @@ def add_filler(client: redis.Redis, store: GameStore, total: int, present: int) 
     record, _tokens, events = create_record(
         [{"name": "a"}, {"name": "b"}], None, "classic", {}, None, False
     )
-    store.create(record.id, record.to_bytes(), events_payload(events))
+    store.create(record.id, record.to_bytes(), events_payload(events), **snapshot(record, 1))
     state_dump = client.dump(key(record.id, STATE))
     events_dump = client.dump(key(record.id, EVENTS))
     ttl_ms = store.game_ttl_seconds * 1000
@@ -838,7 +838,9 @@ def main() -> int:
         sizes = {}
         for players in (2, 8):
             record, _tokens, events = game_at_last_round(players)
-            store.create(record.id, record.to_bytes(), events_payload(events))
+            store.create(
+                record.id, record.to_bytes(), events_payload(events), **snapshot(record, 1)
+            )
             sizes[str(players)] = game_bytes(client, record.id)
             client.delete(key(record.id, STATE), key(record.id, EVENTS))
         log(

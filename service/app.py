@@ -4,31 +4,18 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, Response, request
+from flask import Flask
 from flask_smorest import Api
 from werkzeug.routing import BaseConverter
 
 from service import logs
 from service.api import fairplay, games, limits, metrics, ops, problems, rules, schemas
+from service.api.middleware import Middleware
 from service.api.persistence import Services
 from service.config import Config
 from service.store import GameStore
 
 API_VERSION = "1.0.0"
-
-SECURITY_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
-DOCS_CSP = (
-    "default-src 'self'; img-src 'self' data:; "
-    "style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'"
-)
-CORS_ALLOW_HEADERS = "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key"
-CORS_EXPOSE_HEADERS = "ETag, Location, Retry-After, X-Request-ID"
-API_CSP = "default-src 'none'; frame-ancestors 'none'"
 
 log = logging.getLogger(__name__)
 
@@ -131,20 +118,6 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     problems.register(app)
     limits.install(app, config)
     metrics.install(app)
-    logs.install_request_ids(app)
 
-    @app.after_request
-    def _headers(response: Response) -> Response:
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
-        docs = request.path.startswith("/docs")
-        response.headers.setdefault("Content-Security-Policy", DOCS_CSP if docs else API_CSP)
-        origin = request.headers.get("Origin")
-        if origin and (origin in config.cors_origins or "*" in config.cors_origins):
-            response.headers["Access-Control-Allow-Origin"] = origin
-            response.headers["Vary"] = "Origin"
-            response.headers["Access-Control-Allow-Headers"] = CORS_ALLOW_HEADERS
-            response.headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
-        return response
-
+    app.wsgi_app = Middleware(app.wsgi_app, config.cors_origins)  # type: ignore[method-assign]
     return app

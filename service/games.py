@@ -147,12 +147,6 @@ class GameRecord:
             }
         )
 
-    @staticmethod
-    def deadline_in(raw: bytes) -> float | None:
-        """The turn deadline of a stored record, read without building the state."""
-        deadline: float | None = orjson.loads(raw)["timing"][2]
-        return deadline
-
     @classmethod
     def from_bytes(cls, raw: bytes) -> GameRecord:
         data = orjson.loads(raw)

@@ -8,14 +8,12 @@ response.  Tokens and request bodies are never logged.
 from __future__ import annotations
 
 import logging
-import re
 import sys
-import uuid
 
 import orjson
-from flask import Flask, Response, g, has_request_context, request
+from flask import has_request_context, request
 
-REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+REQUEST_ID_KEY = "t13.request_id"  # set by service.api.middleware
 
 
 class JsonFormatter(logging.Formatter):
@@ -29,7 +27,7 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
         }
         if has_request_context():
-            entry["request_id"] = g.get("request_id")
+            entry["request_id"] = request.environ.get(REQUEST_ID_KEY)
             entry["method"] = request.method
             entry["path"] = request.path
         if record.exc_info:
@@ -47,16 +45,3 @@ def configure(level: str) -> None:
         handler._t13 = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
         logger.propagate = False
-
-
-def install_request_ids(app: Flask) -> None:
-    @app.before_request
-    def _request_id() -> None:
-        given = request.headers.get("X-Request-ID", "")
-        g.request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
-
-    @app.after_request
-    def _echo(response: Response) -> Response:
-        if "request_id" in g:
-            response.headers["X-Request-ID"] = g.request_id
-        return response

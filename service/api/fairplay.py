@@ -21,6 +21,7 @@ from service.api.persistence import (
     events_payload,
     json_response,
     require_seat,
+    snapshot,
     store,
     unauthorized,
 )
@@ -153,7 +154,7 @@ def _rematch_id(game_id: str) -> str:
             return old.rematch_id
         new = rematch_record(old)
         created = Event("game_created", {"seats": len(new.seats), "rematch_of": old.id})
-        store().create(new.id, new.to_bytes(), events_payload([created]))
+        store().create(new.id, new.to_bytes(), events_payload([created]), **snapshot(new, 1))
         old.rematch_id = new.id
         try:
             store().commit(
@@ -161,6 +162,7 @@ def _rematch_id(game_id: str) -> str:
                 version,
                 old.to_bytes(),
                 events_payload([Event("rematch_created", {"game": new.id})]),
+                **snapshot(old, version + 1),
             )
             return new.id
         except VersionConflict:

@@ -31,6 +31,7 @@ from service.api.persistence import (
     require_seat,
     saved_answer,
     services,
+    snapshot,
     store,
     unauthorized,
 )
@@ -125,7 +126,7 @@ class Games(MethodView):
             )
             if not store().save_creation_record(idem.key_hash, saved):
                 return _replay_creation(idem, store().creation_record(idem.key_hash) or saved)
-        store().create(record.id, doc, payload)
+        store().create(record.id, doc, payload, **snapshot(record, 1))
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 
@@ -138,7 +139,9 @@ def _replay_creation(idem: Idempotency, raw: bytes) -> Response:
     if fingerprint == idem.fingerprint and store().load(saved["game_id"]) is None:
         events = [(e.encode(), seat) for e, seat in saved["events"]]
         try:
-            store().create(saved["game_id"], saved["doc"].encode(), events)
+            doc = saved["doc"].encode()
+            record = GameRecord.from_bytes(doc)
+            store().create(saved["game_id"], doc, events, **snapshot(record, 1))
         except GameExists:
             pass
     return replay(idem, fingerprint, raw)
@@ -156,19 +159,21 @@ class Game(MethodView):
         Everything a spectator may see: no card held in any hand, nothing about
         the stock's order. Supports `If-None-Match` (304).
         """
-        found = store().load(game_id)
+        found = store().load_public(game_id)
         if found is None:
             raise GameNotFound(game_id)
-        version, raw = found
-        if GameRecord.deadline_in(raw) is not None:
+        version, deadline, public = found
+        if not public or (deadline is not None and time.time() >= deadline):
+            # an overdue turn is played first; a game saved without its public
+            # view (by an older release) has it built from the document
             version, record = current(game_id)
-        else:
-            record = None
+            public = orjson.dumps(record.view(version))
         unchanged = not_modified(version)
         if unchanged is not None:
             return unchanged
-        record = record or GameRecord.from_bytes(raw)
-        return json_response(record.view(version), version=version)
+        response = Response(public, mimetype="application/json")
+        response.headers["ETag"] = f'"{version}"'
+        return response
 
 
 @blp.route("/<game_id:game_id>/view")

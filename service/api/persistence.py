@@ -113,6 +113,12 @@ def if_match_version() -> int | None:
         return -1
 
 
+def snapshot(record: GameRecord, version: int) -> dict[str, Any]:
+    """What is saved beside the document at ``version``: the public view, ready
+    to send (``GET /v1/games/{id}`` then needs no document), and the deadline."""
+    return {"public": orjson.dumps(record.view(version)), "deadline": record.deadline}
+
+
 def events_payload(events: list[Event]) -> list[tuple[bytes, int | None]]:
     return [(orjson.dumps(e.to_dict()), e.seat) for e in events]
 
@@ -265,6 +271,7 @@ def change(
                 record.to_bytes(),
                 events_payload(outcome.events),
                 idempotency=saved,
+                **snapshot(record, new_version),
             )
         except IdempotentReplay as first:
             assert idem is not None
@@ -288,7 +295,13 @@ def settle_timeouts(game_id: str, version: int, record: GameRecord) -> bool:
     if not events:
         return False
     try:
-        store().commit(game_id, version, record.to_bytes(), events_payload(events))
+        store().commit(
+            game_id,
+            version,
+            record.to_bytes(),
+            events_payload(events),
+            **snapshot(record, version + 1),
+        )
     except VersionConflict:
         pass  # someone else changed it (perhaps the same timeout): reload
     return True

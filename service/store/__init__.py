@@ -5,7 +5,7 @@ Documents and events are versioned JSON bytes serialized by the caller (never
 pickle); see :mod:`service.store.game_store` for the layout.
 """
 
-from service.store.client import connect
+from service.store.client import connect, redact_url
 from service.store.errors import (
     GameExists,
     GameNotFound,
@@ -16,6 +16,7 @@ from service.store.errors import (
 )
 from service.store.game_store import Event, GameStore
 from service.store.keys import key
+from service.store.shutdown import request_shutdown
 
 __all__ = [
     "Event",
@@ -28,4 +29,6 @@ __all__ = [
     "VersionConflict",
     "connect",
     "key",
+    "redact_url",
+    "request_shutdown",
 ]

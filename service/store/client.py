@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -53,6 +54,33 @@ def _embedded() -> Any:
         return fakeredis.FakeRedis(server=_embedded_server, decode_responses=False)
 
 
+def redact_url(url: str | None) -> str:
+    """``url`` safe to log: the password (and any query string) replaced by ``***``.
+
+    >>> redact_url("rediss://alice:s3cret@redis.internal:6380/0?ssl_ca_certs=/ca.pem")
+    'rediss://alice:***@redis.internal:6380/0?***'
+    >>> redact_url("redis://:s3cret@127.0.0.1:6379/0")
+    'redis://:***@127.0.0.1:6379/0'
+    >>> redact_url("redis://127.0.0.1:6379/0")
+    'redis://127.0.0.1:6379/0'
+    >>> redact_url(None)
+    '(embedded)'
+    """
+    if url is None:
+        return "(embedded)"
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, host = netloc.rsplit("@", 1)
+            user = userinfo.split(":", 1)[0]
+            netloc = f"{user}:***@{host}"
+        query = "***" if parts.query else ""
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    except ValueError:
+        return "(unparseable URL)"
+
+
 def connect(config: Config) -> RedisClient:
     """A Redis client for ``config`` (raw bytes responses, short timeouts, a few retries).
 
@@ -67,6 +95,11 @@ def connect(config: Config) -> RedisClient:
         "socket_connect_timeout": SOCKET_TIMEOUT_SECONDS,
         "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), RETRIES),
     }
+    log.info(
+        "connecting to %s at %s",
+        "Redis Cluster" if config.redis_cluster else "Redis",
+        redact_url(config.redis_url),
+    )
     if config.redis_cluster:
         with translate_errors():
             return RedisCluster.from_url(config.redis_url, **options)

@@ -33,12 +33,15 @@ from service.store.errors import (
     IdempotentReplay,
     VersionConflict,
 )
+from service.store.shutdown import SHUTTING_DOWN
 
 Event = bytes | tuple[bytes, int | None]
 """An event: its JSON bytes, public; or ``(json, seat)`` — private to ``seat`` unless None."""
 
 BLOCK_CHUNK_SECONDS = 1.0
-"""A long poll blocks in chunks of this length (below the socket timeout)."""
+"""A long poll blocks in chunks of this length (below the socket timeout); between
+chunks it checks :data:`~service.store.shutdown.SHUTTING_DOWN`, so it ends within
+about this long once the process is stopping."""
 
 MAX_EVENTS_PER_READ = 1000
 
@@ -56,18 +59,19 @@ CREATE_SCRIPT = (
     """
 -- Create a game at version 1 with its first events.
 -- KEYS[1] state hash, KEYS[2] event stream
--- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] number of events n,
--- ARGV[4 .. 3 + 2n] seat, event pairs (seat "" = public)
+-- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
+-- ("" = none), ARGV[5] number of events n, ARGV[6 .. 5 + 2n] seat, event pairs
+-- (seat "" = public)
 -- Returns -1 if the game exists already, else the last event seq.
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('DEL', KEYS[2])
 local seq = 0
-local n = tonumber(ARGV[3])
-local first = 4
+local n = tonumber(ARGV[5])
+local first = 6
 """
     + _APPEND_EVENTS
     + """
-redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq)
+redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
 return seq
@@ -79,15 +83,16 @@ COMMIT_SCRIPT = (
 -- Save a new document if the version is still the expected one.
 -- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) idempotency hash
 -- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
--- ARGV[4] number of events n, ARGV[5 .. 4 + 2n] seat, event pairs (seat "" = public);
--- with KEYS[3]: ARGV[5 + 2n] fingerprint, ARGV[6 + 2n] response, ARGV[7 + 2n] its TTL (s)
+-- ARGV[4] public view, ARGV[5] turn deadline ("" = none),
+-- ARGV[6] number of events n, ARGV[7 .. 6 + 2n] seat, event pairs (seat "" = public);
+-- with KEYS[3]: ARGV[7 + 2n] fingerprint, ARGV[8 + 2n] response, ARGV[9 + 2n] its TTL (s)
 -- Returns {1, new version, last seq} on success; {0, current version} on a conflict;
 -- {-1, 0} if the game does not exist; {-2, 0, fingerprint, response} if the
 -- idempotency key was used already.  Nothing is written unless the status is 1.
 local state = redis.call('HMGET', KEYS[1], 'v', 's')
 if not state[1] then return {-1, 0} end
-local n = tonumber(ARGV[4])
-local first = 5
+local n = tonumber(ARGV[6])
+local first = 7
 if KEYS[3] then
   local old = redis.call('HMGET', KEYS[3], 'f', 'r')
   if old[1] then return {-2, 0, old[1], old[2]} end
@@ -99,7 +104,7 @@ local seq = tonumber(state[2] or '0')
     + _APPEND_EVENTS
     + """
 version = version + 1
-redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq)
+redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 't', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 if KEYS[3] then
@@ -110,6 +115,10 @@ end
 return {1, version, seq}
 """
 )
+
+
+def _deadline_arg(deadline: float | None) -> str:
+    return "" if deadline is None else repr(float(deadline))
 
 
 def _event_args(events: Sequence[Event]) -> list[bytes | str | int]:
@@ -180,20 +189,48 @@ class GameStore:
         except Exception:
             return False
 
-    def create(self, game_id: str, doc: bytes, events: Sequence[Event] = ()) -> int:
+    def create(
+        self,
+        game_id: str,
+        doc: bytes,
+        events: Sequence[Event] = (),
+        *,
+        public: bytes = b"",
+        deadline: float | None = None,
+    ) -> int:
         """Store a new game at version 1 with its first events; returns 1.
 
+        ``public`` (the public view, ready to send) and ``deadline`` (of the
+        current turn) are kept beside the document so that reads which need
+        only them skip the document (see :meth:`load_public`).
         Raises :class:`GameExists` if the id is taken.
         """
         self._ensure_connected()
         with translate_errors():
             result = self._create(
                 keys=[keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)],
-                args=[doc, self.game_ttl_seconds, *_event_args(events)],
+                args=[
+                    doc,
+                    self.game_ttl_seconds,
+                    public,
+                    _deadline_arg(deadline),
+                    *_event_args(events),
+                ],
             )
         if int(result) < 0:
             raise GameExists(game_id)
         return 1
+
+    def load_public(self, game_id: str) -> tuple[int, float | None, bytes] | None:
+        """``(version, turn deadline, public view)`` saved with the last change, or
+        None if there is no game (one round trip, without the document)."""
+        with translate_errors():
+            version, deadline, public = self.client.hmget(
+                keys.key(game_id, keys.STATE), "v", "t", "p"
+            )
+        if version is None:
+            return None
+        return int(version), float(deadline) if deadline else None, public or b""
 
     def load(self, game_id: str) -> tuple[int, bytes] | None:
         """``(version, document)`` of a game, or None if there is none (one round trip)."""
@@ -243,6 +280,8 @@ class GameStore:
         events: Sequence[Event] = (),
         *,
         idempotency: tuple[str, bytes, bytes] | None = None,
+        public: bytes = b"",
+        deadline: float | None = None,
     ) -> int:
         """Replace the document if the game is still at ``expected_version``; append events.
 
@@ -267,6 +306,8 @@ class GameStore:
             int(expected_version),
             doc,
             self.game_ttl_seconds,
+            public,
+            _deadline_arg(deadline),
             *_event_args(events),
         ]
         if idempotency is not None:
@@ -311,7 +352,9 @@ class GameStore:
         (an ``after_seq`` beyond the game's last seq is clamped to it).  At most
         ``limit`` events are examined per call.  If none is visible and
         ``wait_seconds`` > 0, waits (XREAD BLOCK, in short chunks) until one
-        arrives or the time is up.  Raises :class:`GameNotFound`.
+        arrives or the time is up; it stops waiting early (answering what it has)
+        once :func:`~service.store.shutdown.request_shutdown` was called.
+        Raises :class:`GameNotFound`.
         """
         deadline = time.monotonic() + max(0.0, wait_seconds)
         state_key = keys.key(game_id, keys.STATE)
@@ -327,7 +370,7 @@ class GameStore:
             raise GameNotFound(game_id)
         cursor = min(after, int(last))
         found, cursor = _visible(entries, seat, cursor)
-        while not found:
+        while not found and not SHUTTING_DOWN.is_set():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break

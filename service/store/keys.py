@@ -18,7 +18,9 @@ from __future__ import annotations
 PREFIX = "t13"
 
 STATE = "state"
-"""Hash: ``v`` version (int), ``d`` document (versioned JSON bytes), ``s`` last event seq."""
+"""Hash: ``v`` version (int), ``d`` document (versioned JSON bytes), ``s`` last event seq,
+``p`` the public view at that version (JSON, ready to send), ``t`` the turn deadline
+("" when none)."""
 
 EVENTS = "events"
 """Stream with ids ``<seq>-0``; fields ``seat`` ("" = public, "N" = seat N only) and ``e``."""

@@ -20,7 +20,7 @@ def expire_deadline(redis_client, game_id: str) -> None:
     state_key = key(game_id, "state")
     doc = orjson.loads(redis_client.hget(state_key, "d"))
     doc["timing"][2] = time.time() - 1
-    redis_client.hset(state_key, "d", orjson.dumps(doc))
+    redis_client.hset(state_key, mapping={"d": orjson.dumps(doc), "t": repr(doc["timing"][2])})
 
 
 def test_timed_out_turn_is_played_automatically_on_next_request(client, redis_client):
