@@ -10,7 +10,7 @@ from flask import Blueprint, Response, send_from_directory
 from marshmallow import Schema, fields
 from swagger_ui_bundle import swagger_ui_path
 
-from service.api import metrics
+from service.api import metrics, schemas
 from service.api.blueprint import Blueprint as ApiBlueprint
 from service.api.persistence import json_response, store
 from service.api.problems import RETRY_AFTER_SECONDS, problem
@@ -21,14 +21,6 @@ docs_blp = Blueprint("docs", __name__)
 
 class StatusOut(Schema):
     status = fields.String()
-
-
-class ProblemOut(Schema):
-    type = fields.String()
-    title = fields.String()
-    status = fields.Integer()
-    detail = fields.String()
-    code = fields.String()
 
 
 DOCS_PAGE = """<!doctype html>
@@ -56,7 +48,10 @@ def healthz() -> Response:
 @blp.doc(operationId="readyz")
 @blp.response(200, StatusOut)
 @blp.alt_response(
-    503, schema=ProblemOut, description="Redis unreachable", content_type="application/problem+json"
+    503,
+    schema=schemas.Problem,
+    description="Redis unreachable",
+    content_type="application/problem+json",
 )
 def readyz() -> Response:
     """Readiness

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from service.bots.common import Seen, with_card, without
+from service.bots.common import Seen, without
 from service.engine.moves import Move, Source
 
 
@@ -24,17 +24,13 @@ def decide(
         return seen.legal[0]
     ctx = seen.ctx
     if seen.phase == "draw":
-        stock = seen.draw(Source.STOCK)
-        take = seen.draw(Source.DISCARD)
-        if take is None or seen.discard_top is None:
-            assert stock is not None
-            return stock
-        if stock is None:
-            return take
-        top = seen.discard_top
-        held = with_card(seen.hand, top)
-        after = min((ctx.deadwood(without(held, c)) for c in set(held) if c != top), default=10**6)
-        return take if after < ctx.deadwood(seen.hand) else stock
+        forced = seen.forced_draw()
+        if forced is not None:
+            return forced
+        better = seen.deadwood_taking_top() < ctx.deadwood(seen.hand)
+        move = seen.draw(Source.DISCARD if better else Source.STOCK)
+        assert move is not None
+        return move
     go_outs = seen.go_outs()
     if go_outs:
         return max(go_outs, key=lambda m: ctx.points[m.discard.id])

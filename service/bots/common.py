@@ -70,6 +70,26 @@ class Seen:
                 return m
         return None
 
+    def forced_draw(self) -> Move | None:
+        """The draw when only one source can be drawn from (or there is no top
+        discard to weigh), else None: the bot has a choice."""
+        stock = self.draw(Source.STOCK)
+        take = self.draw(Source.DISCARD)
+        if take is None or self.discard_top is None:
+            assert stock is not None
+            return stock
+        return take if stock is None else None
+
+    def deadwood_taking_top(self) -> int:
+        """Deadwood left after taking the top discard and discarding the best
+        other card (the taken card may not go straight back)."""
+        assert self.discard_top is not None
+        top = self.discard_top
+        held = with_card(self.hand, top)
+        return min(
+            (self.ctx.deadwood(without(held, c)) for c in set(held) if c != top), default=10**6
+        )
+
     def discards(self) -> dict[int, Discard]:
         return {m.card.id: m for m in self.legal if isinstance(m, Discard)}
 

@@ -162,16 +162,13 @@ def decide(
     tracker = Tracker(seen, history)
     ctx = seen.ctx
     if seen.phase == "draw":
+        forced = seen.forced_draw()
+        if forced is not None:
+            return forced
         stock = seen.draw(Source.STOCK)
         take = seen.draw(Source.DISCARD)
-        if take is None or seen.discard_top is None:
-            assert stock is not None
-            return stock
-        if stock is None:
-            return take
-        top = seen.discard_top
-        held = with_card(seen.hand, top)
-        kept = min((ctx.deadwood(without(held, c)) for c in set(held) if c != top), default=10**6)
+        assert stock is not None and take is not None and seen.discard_top is not None
+        kept = seen.deadwood_taking_top()
         if kept >= ctx.deadwood(seen.hand):
             return stock
         expected = _expected_after_draw(seen, tracker.draw_odds(), seen.hand)
