@@ -5,13 +5,21 @@
 HOST/PORT, WEB_CONCURRENCY, GUNICORN_THREADS, GUNICORN_TIMEOUT and LOG_LEVEL
 apply.  Workers are threaded (gthread) so a long poll holds a thread, not a
 process.  Access logs are one JSON object per line on stdout (no Authorization
-header, no request body).  Without REDIS_URL the store is embedded in the
-process, so exactly one worker runs: several would each see different games.
+header, no request body; the request id the app answered with); gunicorn's own
+log lines are JSON on stderr, like the app's.  Without REDIS_URL the store is
+embedded in the process, so exactly one worker runs: several would each see
+different games.
+
+Graceful stop: on SIGTERM a worker stops accepting, lets in-flight requests
+finish and, through :func:`service.store.request_shutdown`, makes its long polls
+answer (with no events) within about a second, so it exits well inside
+``graceful_timeout``.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +29,8 @@ from gunicorn.glogging import Logger, SafeAtoms
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `service` without install
 
 from service.config import Config  # noqa: E402
+from service.logs import JsonFormatter  # noqa: E402
+from service.store import redact_url, request_shutdown  # noqa: E402
 
 _config = Config.from_env()
 
@@ -60,7 +70,7 @@ access_log_format = json.dumps(
         "bytes": "%(b)s",
         "duration_ms": "%(M)s",
         "user_agent": "%(a)s",
-        "request_id": "%({x-request-id}i)s",
+        "request_id": "%({x-request-id}o)s",
         "pid": "%(p)s",
     }
 )
@@ -80,6 +90,12 @@ class JsonAccessLogger(Logger):
 
     atoms_wrapper_class = _JsonAtoms
 
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        for handler in self.error_log.handlers:
+            if getattr(handler, "_gunicorn", False):
+                handler.setFormatter(JsonFormatter())
+
 
 logger_class = JsonAccessLogger
 
@@ -93,5 +109,32 @@ def on_starting(server: Any) -> None:
         bind,
         workers,
         threads,
-        "embedded (not for production)" if _config.embedded_store else "Redis",
+        "embedded (not for production)"
+        if _config.embedded_store
+        else ("Redis Cluster at " if _config.redis_cluster else "Redis at ")
+        + redact_url(_config.redis_url),
     )
+
+
+def post_worker_init(worker: Any) -> None:
+    """Chain a store shutdown onto the worker's SIGTERM (graceful stop) handler.
+
+    gunicorn installs ``worker.handle_exit`` for SIGTERM before this hook runs
+    (``worker_int`` only covers SIGINT/SIGQUIT).  Ours first sets the store's
+    shutdown flag, so long polls end within a second, then lets gthread stop
+    accepting and drain in-flight requests as usual.
+    """
+    handle_exit = worker.handle_exit
+
+    def _on_sigterm(sig: int, frame: Any) -> None:
+        request_shutdown()
+        handle_exit(sig, frame)
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    # signal.signal() makes the signal interrupt system calls again; gunicorn wants it not to.
+    signal.siginterrupt(signal.SIGTERM, False)
+
+
+def worker_int(worker: Any) -> None:
+    """SIGINT/SIGQUIT (quick stop): release long polls too."""
+    request_shutdown()

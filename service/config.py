@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class _Env:
 class Config:
     """Every setting of the service; see :data:`ENV_VARS` for meanings and defaults."""
 
-    redis_url: str | None = None
+    redis_url: str | None = field(default=None, repr=False)  # may hold a password
     redis_cluster: bool = False
     allow_seeded_games: bool = False
     game_ttl_seconds: int = 604800

@@ -14,6 +14,7 @@ from service.api import metrics, schemas
 from service.api.blueprint import Blueprint as ApiBlueprint
 from service.api.persistence import json_response, store
 from service.api.problems import RETRY_AFTER_SECONDS, problem
+from service.store.shutdown import shutting_down
 
 blp = ApiBlueprint("ops", __name__, description="Health, readiness and metrics")
 docs_blp = Blueprint("docs", __name__)
@@ -56,8 +57,15 @@ def healthz() -> Response:
 def readyz() -> Response:
     """Readiness
 
-    503 while Redis is unreachable.
+    503 while Redis is unreachable, or once the instance is shutting down (so the
+    load balancer stops sending it requests).
     """
+    if shutting_down():
+        return problem(
+            "STORE_UNAVAILABLE",
+            "this instance is shutting down",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     if store().ping():
         return json_response({"status": "ready"})
     return problem(
