@@ -888,8 +888,11 @@ def main() -> int:
                     result = measure(mode, ports[mode], games, args.duration)
                     if before is not None:
                         time.sleep(0.5)  # let the requests in flight when wrk stopped land
+                        # read the counters before refresh(), whose own HMGETs are
+                        # the benchmark's, not the moves'
+                        after = redis_counters(client)
                         refresh(client, games)  # moves made = versions gained
-                        for k, v in delta(redis_counters(client), before).items():
+                        for k, v in delta(after, before).items():
                             move_counts[k] = move_counts.get(k, 0) + v
                         moves_done += sum(g["v"] for g in games) - versions
                     runs[mode].append(result)

@@ -265,11 +265,13 @@ class GameStore:
 
     def save_creation_record(self, key_hash: str, record: bytes) -> bool:
         """Save the record of a game creation under its idempotency key, unless one
-        exists (SET NX, expiring with idempotency keys).  True when saved."""
+        exists (SET NX).  True when saved.
+
+        It expires with idempotency keys, but never after the game would if
+        nothing happened in it: a replay must not bring an expired game back."""
+        ttl = min(self.idempotency_ttl_seconds, self.game_ttl_seconds)
         with translate_errors():
-            saved = self.client.set(
-                keys.creation_key(key_hash), record, nx=True, ex=self.idempotency_ttl_seconds
-            )
+            saved = self.client.set(keys.creation_key(key_hash), record, nx=True, ex=ttl)
         return bool(saved)
 
     def commit(
