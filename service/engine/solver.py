@@ -1,7 +1,8 @@
 """The hand solver: the arrangement of a hand that leaves the fewest penalty points.
 
-The search itself lives in :mod:`service.engine._solver_core`; this module
-prepares the problem (costs, wilds), turns the optimal plan back into cards,
+The search itself lives in :mod:`service.engine._solver_core`, the preparation
+of a hand and the turning of the optimal plan back into cards in
+:mod:`service.engine._solver_plan`; this module is the public API, memoized,
 and handles melds lying on the table (``lay_off``).
 
 >>> from service.engine.cards import parse_cards
@@ -18,268 +19,19 @@ from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations, product
 
-from service.engine import _solver_core as core
+from service.engine._solver_plan import (
+    _finish,
+    _solve_hand,
+    _Table,
+)
 from service.engine.cards import Card, Rank
 from service.engine.melds import (
     Arrangement,
-    LayOff,
     Meld,
     MeldKind,
-    _split,
-    classify_meld,
     extend_meld,
 )
-from service.engine.rules import Aces, Options, card_points
-
-
-class _Table:
-    """What the table melds accept for free (lay_off variant)."""
-
-    def __init__(self, table: Sequence[Meld], wild_rank: Rank, options: Options) -> None:
-        self.melds = table
-        self.set_rank: dict[int, int] = {}  # rank index (0..12) -> table index
-        self.wild_sets: list[int] = []  # table sets that may take one wild-rank card
-        self.any_set: int | None = None
-        self.flex: list[int] = []  # all-wild table sets: take naturals of any one rank
-        for t, meld in enumerate(table):
-            if meld.kind is not MeldKind.SET:
-                continue
-            nat, wr, jk = _split(meld.cards, wild_rank)
-            if self.any_set is None:
-                self.any_set = t
-            if nat:
-                self.set_rank.setdefault(nat[0].id >> 2, t)
-                n_wild = len(wr) + len(jk)
-            elif options.max_wilds_per_meld is None:
-                self.flex.append(t)
-                n_wild = len(jk)
-            else:
-                self.set_rank.setdefault(wild_rank - 1, t)
-                n_wild = len(jk)
-            if options.max_wilds_per_meld is not None and n_wild == 0:
-                self.wild_sets.append(t)
-
-
-Solved = tuple[int, list[list[Card]], list[Card], dict[int, list[Card]]]
-
-
-def _solve_hand(
-    cards: Sequence[Card],
-    wild_rank: Rank,
-    options: Options,
-    table: _Table | None,
-    must_meld: bool = False,
-) -> Solved | None:
-    """(points, meld card groups, deadwood, lay-offs) for a hand without table runs.
-
-    ``must_meld``: only arrangements without deadwood count (None if there is none).
-    """
-    nat, wr, jk = _split(cards, wild_rank)
-    one = options.max_wilds_per_meld is not None
-    high = options.aces is Aces.HIGH_OR_LOW
-    jk_cost = 0 if table else 20
-    free_wr = table is not None and not one and table.any_set is not None
-    set_rank = table.set_rank if table else {}
-    table_pts = _points(wild_rank, options)
-    pts = [0] * 53
-    for c in cards:
-        if not c.is_joker:
-            pts[c.id] = 0 if (c.id >> 2) in set_rank else table_pts[c.id]
-    wr_pts = table_pts[wr[0].id] if wr else 0
-    if must_meld:
-        pts = [core.INF] * 53
-        jk_cost = wr_pts = core.INF
-    if one:
-        slots = len(table.wild_sets) if table else 0
-        n_j = len(jk)
-        wr_cost = 0 if (wild_rank - 1) in set_rank else wr_pts
-
-        def leaf(wl: int, cap: int) -> int:
-            d = wl - cap
-            if d <= 0:
-                return 0
-            return min(core.INF, min(d, n_j) * jk_cost + max(0, d - n_j - slots) * wr_cost)
-
-        live = _live(nat + wr, high, wild_rank) + [c.id for c in wr]  # a wild-rank card may be wild
-        if must_meld and len(live) < len(nat) + len(wr):
-            return None
-        res = core.solve_one(core.pack(live), n_j, (wild_rank - 1) * 4, pts, leaf, high)
-        pool = list(jk) + [Card.from_id(i) for i in res.designated]
-    else:
-        pool = list(wr) + list(jk)
-        costs = sorted(
-            0 if free_wr and not must_meld else jk_cost if c.is_joker else wr_pts for c in pool
-        )
-        cheap = [0]
-        for x in costs:
-            cheap.append(min(core.INF, cheap[-1] + x))
-        allwild_ok = options.all_wild_melds or bool(wr)
-        live = _live(nat, high, wild_rank) if len(pool) < 2 else [c.id for c in nat]
-        if must_meld and len(live) < len(nat):
-            return None
-        res = core.solve_free(core.pack(live), len(pool), pts, cheap, allwild_ok, high)
-    if res.value >= core.INF:
-        assert must_meld
-        return None
-    return _assemble(res, nat if not one else nat + wr, pool, wild_rank, options, table, one)
-
-
-def _points(wild_rank: Rank, options: Options) -> list[int]:
-    """card_points of every card id (0..52)."""
-    return _points_cached(
-        wild_rank, Options(options.aces, options.face_card_points, options.unused_wild_points)
-    )
-
-
-@lru_cache(maxsize=512)
-def _points_cached(wild_rank: Rank, options: Options) -> list[int]:
-    return [card_points(Card.from_id(i), wild_rank, options) for i in range(53)]
-
-
-def _live(naturals: Sequence[Card], high: bool, wild_rank: Rank) -> list[int]:
-    """The ids of the natural cards that have a partner: another card of their
-    rank, or of their suit one or two ranks away.  A meld with at most one wild
-    needs two natural cards, so the others are deadwood whatever happens.
-    Wild-rank cards are left out (the caller decides about them)."""
-    x = core.pack([c.id for c in naturals])
-    wr = wild_rank - 1
-    out = []
-    for c in naturals:
-        i = c.id
-        r = i >> 2
-        if r == wr:
-            continue
-        if (x >> (r << 4)) & 0xFFFF != 1 << ((i & 3) << 2):  # a twin or another suit
-            out.append(i)
-            continue
-        for q in _NEAR_HIGH[r] if high else _NEAR[r]:
-            if (x >> (((q << 2) | (i & 3)) << 2)) & 15:
-                out.append(i)
-                break
-    return out
-
-
-_NEAR = [[q for q in (r - 2, r - 1, r + 1, r + 2) if 0 <= q < 13] for r in range(13)]
-_NEAR_HIGH = [n + {0: [12, 11], 11: [0], 12: [0]}.get(r, []) for r, n in enumerate(_NEAR)]
-
-
-def _assemble(
-    res: core.Result,
-    naturals: Sequence[Card],
-    pool: list[Card],
-    wild_rank: Rank,
-    options: Options,
-    table: _Table | None,
-    one: bool,
-) -> tuple[int, list[list[Card]], list[Card], dict[int, list[Card]]]:
-    if res.value >= core.INF:
-        raise AssertionError("no arrangement found")
-    pts_table = _points(wild_rank, options)
-    left = Counter(c.id for c in naturals)
-    for i in res.designated:
-        left[i] -= 1
-    groups: list[list[Card]] = []
-    needs: list[int] = []
-    for ids, need, _kind in res.melds:
-        groups.append([Card.from_id(i) for i in ids])
-        needs.append(need)
-        for i in ids:
-            left[i] -= 1
-    deadwood = [Card.from_id(i) for i in sorted(left.elements())]
-    wl = res.leftover
-    allwild = not one and wl >= 3 and (options.all_wild_melds or any(not c.is_joker for c in pool))
-    # capacity of each meld for spare wilds
-    caps: list[int] = []
-    for g, need in zip(groups, needs, strict=True):
-        size = len(g) + need
-        if one:
-            caps.append(1 if need == 0 and (size < 13 or _is_set(g)) else 0)
-        else:
-            caps.append(1 << 20 if _is_set(g) else 13 - size)
-    n_dump = 0 if allwild else min(wl, sum(caps))
-    n_left = 0 if allwild else wl - n_dump
-
-    def leftover_cost(c: Card) -> int:
-        if table is not None and c.is_joker:
-            return 0
-        return pts_table[c.id]
-
-    pool = sorted(pool, key=lambda c: (leftover_cost(c), not c.is_joker))
-    spare, placed = pool[:n_left], pool[n_left:]
-    # needs take jokers first, so that an all-wild group keeps a wild-rank card
-    placed.sort(key=lambda c: not c.is_joker)
-    if allwild and not options.all_wild_melds:
-        keep = next(c for c in reversed(placed) if not c.is_joker)
-        placed.remove(keep)
-        placed.append(keep)
-    k = 0
-    for g, need in zip(groups, needs, strict=True):
-        g += placed[k : k + need]
-        k += need
-    rest = placed[k:]
-    if allwild:
-        groups.append(rest)
-    else:
-        for g, cap in zip(groups, caps, strict=True):
-            take = min(cap, len(rest))
-            g += rest[:take]
-            rest = rest[take:]
-        assert not rest
-    layoffs: dict[int, list[Card]] = {}
-    if table is not None:
-        deadwood = _lay_off_spares(deadwood + spare, wild_rank, options, table, layoffs)
-    else:
-        deadwood += spare
-    points = sum(pts_table[c.id] for c in deadwood)
-    return points, groups, deadwood, layoffs
-
-
-def _is_set(ids: Sequence[Card]) -> bool:
-    return len(ids) > 1 and ids[0].id >> 2 == ids[1].id >> 2
-
-
-def _lay_off_spares(
-    cards: list[Card], wild_rank: Rank, options: Options, table: _Table, out: dict[int, list[Card]]
-) -> list[Card]:
-    """Lay off what the table takes for free; returns the rest."""
-    keep: list[Card] = []
-    slots = list(table.wild_sets)
-    wr_id = wild_rank - 1
-    for c in cards:
-        if c.is_joker:
-            out.setdefault(table.any_set if table.any_set is not None else 0, []).append(c)
-        elif (c.id >> 2) in table.set_rank:
-            out.setdefault(table.set_rank[c.id >> 2], []).append(c)
-        elif (
-            c.id >> 2 == wr_id and options.max_wilds_per_meld is None and table.any_set is not None
-        ):
-            out.setdefault(table.any_set, []).append(c)
-        elif c.id >> 2 == wr_id and slots:
-            out.setdefault(slots.pop(), []).append(c)
-        else:
-            keep.append(c)
-    return keep
-
-
-def _finish(
-    points: int,
-    groups: list[list[Card]],
-    deadwood: list[Card],
-    layoffs: dict[int, list[Card]],
-    wild_rank: Rank,
-    options: Options,
-) -> Arrangement:
-    melds = []
-    for g in groups:
-        meld = classify_meld(g, wild_rank, options)
-        assert meld is not None, g
-        melds.append(meld)
-    return Arrangement(
-        tuple(melds),
-        tuple(sorted(deadwood)),
-        points,
-        tuple(LayOff(t, tuple(cs)) for t, cs in sorted(layoffs.items())),
-    )
+from service.engine.rules import Options
 
 
 def best_arrangement(
@@ -300,6 +52,7 @@ def best_arrangement(
     >>> a = best_arrangement(parse_cards("7C 7D AS 5H"), Rank.SEVEN, Options())
     >>> [str(m) for m in a.melds], a.points
     (['[5H 7C 7D]'], 1)
+    >>> from service.engine.melds import classify_meld
     >>> run = classify_meld(parse_cards("4H 5H 6H"), Rank.SEVEN, Options())
     >>> a = best_arrangement(parse_cards("3H 9C"), Rank.SEVEN, Options(), [run])
     >>> a.layoffs, a.points
