@@ -99,8 +99,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         API_TITLE="Three Thirteen",
         API_VERSION=API_VERSION,
         OPENAPI_VERSION="3.0.3",
-        OPENAPI_URL_PREFIX="/",
-        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_URL_PREFIX=None,  # /openapi.json is served by service.api.ops
         API_SPEC_OPTIONS=_spec_options(),
         MAX_CONTENT_LENGTH=config.max_body_bytes,
         JSON_SORT_KEYS=False,
@@ -108,6 +107,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     app.extensions["t13"] = Services(config, store or GameStore.from_config(config))
     app.url_map.converters["game_id"] = GameIdConverter
     api = ProblemApi(app)
+    app.extensions["t13_spec"] = api.spec
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
     _register_move_schema(api)
     api.register_blueprint(games.blp)

@@ -6,7 +6,9 @@ package: no CDN is contacted.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, send_from_directory
+from typing import Any
+
+from flask import Blueprint, Response, current_app, send_from_directory
 from marshmallow import Schema, fields
 from swagger_ui_bundle import swagger_ui_path
 
@@ -91,6 +93,42 @@ def metrics_view() -> Response:
     Requests, latencies, moves, games and errors, in the text exposition format.
     """
     return metrics.exposition()
+
+
+def finalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The generated spec with nullable references spelled the way client
+    generators understand: apispec writes ``anyOf: [{type: object, nullable},
+    {$ref}]``, which generators read as "any object"; OpenAPI 3.0's own form is
+    ``allOf: [{$ref}]`` with ``nullable: true``."""
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            any_of = node.get("anyOf")
+            if (
+                isinstance(any_of, list)
+                and len(any_of) == 2
+                and any_of[0] == {"type": "object", "nullable": True}
+                and set(any_of[1]) == {"$ref"}
+            ):
+                rest = {k: fix(v) for k, v in node.items() if k != "anyOf"}
+                return {**rest, "allOf": [any_of[1]], "nullable": True}
+            return {k: fix(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    fixed: dict[str, Any] = fix(spec)
+    return fixed
+
+
+@docs_blp.get("/openapi.json")
+def openapi_json() -> Response:
+    """The OpenAPI document (``make openapi`` writes the same to openapi/openapi.json)."""
+    spec = current_app.extensions.get("t13_spec_dict")
+    if spec is None:
+        spec = finalize_spec(current_app.extensions["t13_spec"].to_dict())
+        current_app.extensions["t13_spec_dict"] = spec
+    return json_response(spec)
 
 
 @docs_blp.get("/docs")

@@ -104,29 +104,10 @@ MOVE_SCHEMAS: dict[str, type[Schema]] = {
 class EvaluateIn(Schema):
     cards = fields.List(card_field(), required=True, validate=validate.Length(0, 16))
     wild_rank = fields.String(
-        validate=validate.OneOf(
-            [
-                "A",
-                "2",
-                "3",
-                "4",
-                "5",
-                "6",
-                "7",
-                "8",
-                "9",
-                "10",
-                "T",
-                "J",
-                "Q",
-                "K",
-                "a",
-                "t",
-                "j",
-                "q",
-                "k",
-            ]
+        validate=validate.Regexp(
+            r"^(A|a|[2-9]|10|T|t|J|j|Q|q|K|k)$", error="a rank: A, 2..10 (or T), J, Q or K"
         ),
+        metadata={"description": "The wild rank: A, 2..10 (or T), J, Q or K", "example": "7"},
     )
     round = fields.Integer(
         validate=validate.Range(1, 26),

@@ -34,7 +34,12 @@ from service.bots.common import Seen, with_card, without
 from service.engine.cards import JOKER_ID, Card
 from service.engine.moves import Move, Source
 
-OUTS_WEIGHT = 0.7  # how much the next draw's expected improvement counts
+OUTS_WEIGHT = 0.7  # how much the next draw's expected improvement counts (2 players)
+OUTS_WEIGHT_MULTI = 0.7  # ... with 3 or more players
+DANGER_MULTI = 1.0  # scale of the feeding penalty with 3 or more players
+TAKE_MARGIN = 0.25  # the top discard must beat a stock draw by this much
+DECAY_TURNS = 0.0  # >0: the outs weight fades over this many rounds of turns (multi)
+SHED = 0.0  # points per card point: extra cost of keeping high cards (multi), grows with turns
 CANDIDATES = 5  # discards examined in depth
 FEED_SET = 3.0  # points of danger: the next player collects this rank
 FEED_RUN = 2.0  # ... or cards next to it in its suit
@@ -172,7 +177,7 @@ def decide(
         if kept >= ctx.deadwood(seen.hand):
             return stock
         expected = _expected_after_draw(seen, tracker.draw_odds(), seen.hand)
-        return take if kept < expected - 0.25 else stock
+        return take if kept < expected - TAKE_MARGIN else stock
 
     go_outs = seen.go_outs()
     if go_outs:
@@ -183,12 +188,19 @@ def decide(
     if final:
         return options[scored[0][2]]
     odds = tracker.draw_odds()
+    multi = seen.num_players > 2
+    weight = OUTS_WEIGHT_MULTI if multi else OUTS_WEIGHT
+    danger_scale = DANGER_MULTI if multi else 1.0
+    laps = seen.turns_taken / seen.num_players
+    if multi and DECAY_TURNS > 0:
+        weight *= max(0.0, 1.0 - laps / DECAY_TURNS)
+    shed = SHED * laps if multi else 0.0
     best_value = None
     best_card = scored[0][2]
     for dw, _, c in scored[:CANDIDATES]:
         rest = without(seen.hand, c)
         outs = dw - _expected_after_draw(seen, odds, rest)
-        value = dw - OUTS_WEIGHT * outs + tracker.danger(c)
+        value = dw - weight * outs + danger_scale * tracker.danger(c) - shed * ctx.points[c]
         if best_value is None or value < best_value:
             best_value, best_card = value, c
     return options[best_card]
