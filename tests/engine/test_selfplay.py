@@ -32,6 +32,7 @@ from service.engine.rules import OPTION_SPECS, Game, Options, card_points
 from service.engine.solver import best_arrangement
 from service.engine.state import Phase, State, legal_moves
 from service.engine.view import observe
+from tests.engine.test_codec_moves import GOOD_VALUES
 
 # (players, options, seed number).  Full schedules first, then shortened ones.
 HAND_PICKED: list[tuple[int, dict[str, Any]]] = [
@@ -53,18 +54,12 @@ HAND_PICKED: list[tuple[int, dict[str, Any]]] = [
     (4, {"round_order": "up_down", "double_face_rounds": True, "max_turns_per_round": 8}),
 ]
 
+# Every rule option with each of its values, except the table-size ones (decks,
+# max_turns_per_round), which the hand-picked games cover.
 _CHOICES: dict[str, list[Any]] = {
-    "aces": ["low", "high_or_low"],
-    "face_card_points": ["ten", "rank"],
-    "unused_wild_points": [None, 15],
-    "jokers_per_deck": [0, 1, 2],
-    "max_wilds_per_meld": [None, 1],
-    "all_wild_melds": [False, True],
-    "extra_rounds": [0, 1, 2],
-    "round_order": ["up", "up_down"],
-    "double_face_rounds": [False, True],
-    "lay_off": [False, True],
-    "false_go_out_penalty": [None, 20],
+    name: values
+    for name, values in GOOD_VALUES.items()
+    if name not in ("decks", "max_turns_per_round")
 }
 
 
