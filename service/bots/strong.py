@@ -19,6 +19,12 @@ public events as ``history``:
   a penalty for feeding the next player: a card of a rank or a run the next
   player has been collecting from the discard pile costs extra, one they have
   thrown away themselves costs less.
+- **Three or more players.**  Two decks and several opponents make the
+  opponents' pick-ups a weak signal (a card taken may be one of two copies, a
+  random-ish player's picks look like collecting), so the feeding penalty is
+  dropped there; instead, since any of several players may end the round soon,
+  a discard also earns a bonus for the chance that the next draw lets it go out
+  (0 points, and the round ends on the others).
 - **Going out.**  Going out scores 0, the best any hand can score, and ends the
   round before opponents improve; so it always goes out when it can, choosing
   the discard that helps the players taking their final turns the least.
@@ -34,12 +40,11 @@ from service.bots.common import Seen, with_card, without
 from service.engine.cards import JOKER_ID, Card
 from service.engine.moves import Move, Source
 
-OUTS_WEIGHT = 0.7  # how much the next draw's expected improvement counts (2 players)
-OUTS_WEIGHT_MULTI = 0.7  # ... with 3 or more players
-DANGER_MULTI = 1.0  # scale of the feeding penalty with 3 or more players
+OUTS_WEIGHT = 0.7  # how much the next draw's expected improvement counts
 TAKE_MARGIN = 0.25  # the top discard must beat a stock draw by this much
-DECAY_TURNS = 0.0  # >0: the outs weight fades over this many rounds of turns (multi)
-SHED = 0.0  # points per card point: extra cost of keeping high cards (multi), grows with turns
+# With 3 or more players (two decks, any of several opponents may end the round):
+DANGER_MULTI = 0.0  # scale of the feeding penalty (picks are a weak signal there)
+OUT_BONUS = 10.0  # points per unit chance of going out on the next draw
 CANDIDATES = 5  # discards examined in depth
 FEED_SET = 3.0  # points of danger: the next player collects this rank
 FEED_RUN = 2.0  # ... or cards next to it in its suit
@@ -158,6 +163,12 @@ def _expected_after_draw(seen: Seen, odds: list[tuple[int, float]], hand: tuple[
     return sum(p * ctx.after_discard(with_card(hand, c)) for c, p in odds)
 
 
+def _out_chance(seen: Seen, odds: list[tuple[int, float]], hand: tuple[int, ...]) -> float:
+    """Chance that a random unseen card drawn into ``hand`` lets it go out."""
+    ctx = seen.ctx
+    return sum(p for c, p in odds if ctx.after_discard(with_card(hand, c)) == 0)
+
+
 def decide(
     view: dict[str, Any], rng: random.Random, history: list[dict[str, Any]] | None = None
 ) -> Move:
@@ -189,18 +200,17 @@ def decide(
         return options[scored[0][2]]
     odds = tracker.draw_odds()
     multi = seen.num_players > 2
-    weight = OUTS_WEIGHT_MULTI if multi else OUTS_WEIGHT
     danger_scale = DANGER_MULTI if multi else 1.0
-    laps = seen.turns_taken / seen.num_players
-    if multi and DECAY_TURNS > 0:
-        weight *= max(0.0, 1.0 - laps / DECAY_TURNS)
-    shed = SHED * laps if multi else 0.0
     best_value = None
     best_card = scored[0][2]
     for dw, _, c in scored[:CANDIDATES]:
         rest = without(seen.hand, c)
         outs = dw - _expected_after_draw(seen, odds, rest)
-        value = dw - weight * outs + danger_scale * tracker.danger(c) - shed * ctx.points[c]
+        value = dw - OUTS_WEIGHT * outs
+        if danger_scale:
+            value += danger_scale * tracker.danger(c)
+        if multi and OUT_BONUS:
+            value -= OUT_BONUS * _out_chance(seen, odds, rest)
         if best_value is None or value < best_value:
             best_value, best_card = value, c
     return options[best_card]
