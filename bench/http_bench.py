@@ -69,10 +69,11 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 from service.api.persistence import events_payload, snapshot  # noqa: E402
-from service.engine.moves import Discard, Draw, GoOut, Source  # noqa: E402
+from service.engine.moves import Discard, Draw, Source  # noqa: E402
 from service.engine.solver import best_arrangement  # noqa: E402
-from service.engine.state import Phase, State, legal_moves  # noqa: E402
+from service.engine.state import Phase, legal_moves  # noqa: E402
 from service.engine.view import observe  # noqa: E402
+from service.fairplay import automatic_finish  # noqa: E402
 from service.games import GameRecord, create_record, hash_token, new_game_id, new_token  # noqa: E402
 from service.store import GameStore, key  # noqa: E402
 from service.store.keys import EVENTS, STATE  # noqa: E402
@@ -237,22 +238,6 @@ def start_gunicorn(
 # --------------------------------------------------------------------------- games
 
 
-def _discard_choice(state: State, seat: int) -> Any:
-    """A greedy player: go out when possible, else discard the highest deadwood card."""
-    moves = legal_moves(state, seat)
-    for move in moves:
-        if isinstance(move, GoOut):
-            return move
-    rnd = state.round
-    assert rnd is not None
-    hand = rnd.hands[seat]
-    arrangement = best_arrangement(hand, state.spec.wild_rank, state.game.options)
-    dead = [c for c in arrangement.deadwood if c != rnd.drawn_from_discard] or [
-        c for c in hand if c != rnd.drawn_from_discard
-    ]
-    return Discard(max(dead, key=lambda c: c.id))
-
-
 def game_at_last_round(players: int) -> tuple[GameRecord, dict[int, str], list[Any]]:
     """A fresh game played in-process (greedy players) to the start of its last round.
 
@@ -284,7 +269,7 @@ def _try_last_round(players: int) -> tuple[GameRecord, dict[int, str], list[Any]
         if state.round.phase is Phase.DRAW:
             events += record.play(seat, Draw(Source.STOCK))
         else:
-            events += record.play(seat, _discard_choice(state, seat))
+            events += record.play(seat, automatic_finish(state, seat))  # greedy
     assert state.round is not None and state.round.phase is Phase.DRAW
     return record, tokens, events
 

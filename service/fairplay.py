@@ -48,14 +48,14 @@ def is_overdue(record: GameRecord, now: float) -> bool:
     return record.deadline is not None and record.status == "playing" and now >= record.deadline
 
 
-def _automatic_draw(state: State, seat: int) -> Move:
+def automatic_draw(state: State, seat: int) -> Move:
     """Draw from the stock, or from the discard when the stock is unavailable."""
     draws = [m for m in legal_moves(state, seat) if isinstance(m, Draw)]
     stock = [m for m in draws if m.source is Source.STOCK]
     return (stock or draws)[0]
 
 
-def _automatic_finish(state: State, seat: int) -> Move:
+def automatic_finish(state: State, seat: int) -> Move:
     """Go out if possible, else discard the costliest deadwood card."""
     legal = legal_moves(state, seat)
     for move in legal:
@@ -82,8 +82,8 @@ def apply_timeouts(record: GameRecord, now: float | None = None) -> list[Event]:
     seat = state.round.turn
     events: list[Event] = []
     if state.round.phase is Phase.DRAW:
-        events += state.apply(seat, _automatic_draw(state, seat))
-    events += state.apply(seat, _automatic_finish(state, seat))
+        events += state.apply(seat, automatic_draw(state, seat))
+    events += state.apply(seat, automatic_finish(state, seat))
     events = [_automatic(e, seat) for e in events]
     info = record.seats[seat]
     info.missed_turns += 1
