@@ -34,8 +34,6 @@ blp = Blueprint(
     "fairplay", __name__, url_prefix="/v1/games", description="Autopilot, rematches, replays"
 )
 
-REPLAY_PAGE = 1000
-
 
 class AutopilotIn(Schema):
     level = fields.String(
@@ -186,14 +184,8 @@ class Replay(MethodView):
 
 
 def _all_events(game_id: str, seats: int) -> list[dict[str, Any]]:
-    merged: dict[int, dict[str, Any]] = {}
-    for seat in [None, *range(seats)]:
-        after = 0
-        while True:
-            found, last = store().events(game_id, after, seat, 0, limit=REPLAY_PAGE)
-            for seq, raw in found:
-                merged.setdefault(seq, orjson.loads(raw))
-            if last <= after:
-                break
-            after = last
-    return [merged[seq] for seq in sorted(merged)]
+    """The whole log: each seat sees the public events and its own private ones."""
+    merged: dict[int, bytes] = {}
+    for seat in range(seats):
+        merged.update(store().all_events(game_id, seat))
+    return [orjson.loads(merged[seq]) for seq in sorted(merged)]

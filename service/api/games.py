@@ -308,14 +308,7 @@ class Moves(MethodView):
 
 def public_events(game_id: str) -> list[dict[str, Any]]:
     """Every public event of a game (for bots that track the cards)."""
-    out: list[dict[str, Any]] = []
-    after = 0
-    while True:
-        found, last = store().events(game_id, after, None, 0)
-        out += [orjson.loads(raw) for _seq, raw in found]
-        if last <= after:
-            return out
-        after = last
+    return [orjson.loads(raw) for _seq, raw in store().all_events(game_id)]
 
 
 @blp.route("/<game_id:game_id>/events")

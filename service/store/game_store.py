@@ -383,6 +383,18 @@ class GameStore:
                 found, cursor = _visible(stream_entries, seat, cursor)
         return found, cursor
 
+    def all_events(self, game_id: str, seat: int | None = None) -> list[tuple[int, bytes]]:
+        """Every event visible to ``seat`` (None: public only), oldest first, read
+        page by page with :meth:`events`.  Raises :class:`GameNotFound`."""
+        out: list[tuple[int, bytes]] = []
+        after = 0
+        while True:
+            found, last = self.events(game_id, after, seat, 0)
+            out += found
+            if last <= after:
+                return out
+            after = last
+
 
 def _streams(reply: Any) -> list[tuple[Any, Any]]:
     """XREAD's reply as ``[(stream, entries)]`` (redis-py's default legacy shape)."""
