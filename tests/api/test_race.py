@@ -38,10 +38,15 @@ def two_apps(redis_client, redis_url):
     return [make_app(redis_url), make_app(redis_url)]
 
 
-def test_same_move_from_many_threads_lands_once(two_apps):
-    game = create_game(two_apps[0].test_client(), [{"name": "a"}, {"name": "b"}])
+def new_game(apps):
+    """A fresh two-player game: the game, its public view, the seat to play, the version."""
+    game = create_game(apps[0].test_client(), [{"name": "a"}, {"name": "b"}])
     public = game.public()
-    seat, version = public["round"]["turn"], public["version"]
+    return game, public, public["round"]["turn"], public["version"]
+
+
+def test_same_move_from_many_threads_lands_once(two_apps):
+    game, public, seat, version = new_game(two_apps)
     answers = fire(two_apps, game, seat, {"type": "draw", "source": "stock"})
     statuses = Counter(status for status, _ in answers)
     assert statuses[200] == 1, statuses
@@ -55,9 +60,7 @@ def test_same_move_from_many_threads_lands_once(two_apps):
 
 
 def test_same_move_with_if_match_lands_once_and_losers_get_412(two_apps):
-    game = create_game(two_apps[0].test_client(), [{"name": "a"}, {"name": "b"}])
-    public = game.public()
-    seat, version = public["round"]["turn"], public["version"]
+    game, _public, seat, version = new_game(two_apps)
     answers = fire(
         two_apps,
         game,
@@ -72,9 +75,7 @@ def test_same_move_with_if_match_lands_once_and_losers_get_412(two_apps):
 
 
 def test_same_idempotency_key_from_many_threads_acts_once_and_all_see_one_answer(two_apps):
-    game = create_game(two_apps[0].test_client(), [{"name": "a"}, {"name": "b"}])
-    public = game.public()
-    seat, version = public["round"]["turn"], public["version"]
+    game, _public, seat, version = new_game(two_apps)
     answers = fire(
         two_apps,
         game,
