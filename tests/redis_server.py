@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -240,3 +241,15 @@ def _cluster_ok(client: redis.Redis, masters: int) -> bool:
     if isinstance(info, dict):
         text = "\n".join(f"{k}:{v}" for k, v in info.items())
     return "cluster_state:ok" in text and f"cluster_known_nodes:{masters}" in text
+
+
+class LostReply:
+    """A store script whose first reply is lost: it runs, and is run again with the
+    same arguments -- what redis-py's retry does after a read timeout."""
+
+    def __init__(self, script: Any) -> None:
+        self.script = script
+
+    def __call__(self, keys: list[Any], args: list[Any]) -> Any:
+        self.script(keys=keys, args=args)
+        return self.script(keys=keys, args=args)

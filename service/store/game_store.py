@@ -19,6 +19,7 @@ refreshes the game's TTL.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Sequence
@@ -60,18 +61,24 @@ CREATE_SCRIPT = (
 -- Create a game at version 1 with its first events.
 -- KEYS[1] state hash, KEYS[2] event stream
 -- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
--- ("" = none), ARGV[5] number of events n, ARGV[6 .. 5 + 2n] seat, event pairs
--- (seat "" = public)
--- Returns -1 if the game exists already, else the last event seq.
-if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+-- ("" = none), ARGV[5] write id, ARGV[6] number of events n, ARGV[7 .. 6 + 2n] seat,
+-- event pairs (seat "" = public)
+-- Returns -1 if the game exists already (unless this very write made it: a retry
+-- after a lost reply), else the last event seq.
+local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's')
+if made[1] then
+  if made[2] == ARGV[5] then return tonumber(made[3]) end
+  return -1
+end
 redis.call('DEL', KEYS[2])
 local seq = 0
-local n = tonumber(ARGV[5])
-local first = 6
+local n = tonumber(ARGV[6])
+local first = 7
 """
     + _APPEND_EVENTS
     + """
-redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', ARGV[4])
+redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', ARGV[4],
+           'n', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
 return seq
@@ -83,16 +90,19 @@ COMMIT_SCRIPT = (
 -- Save a new document if the version is still the expected one.
 -- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) idempotency hash
 -- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
--- ARGV[4] public view, ARGV[5] turn deadline ("" = none),
--- ARGV[6] number of events n, ARGV[7 .. 6 + 2n] seat, event pairs (seat "" = public);
--- with KEYS[3]: ARGV[7 + 2n] fingerprint, ARGV[8 + 2n] response, ARGV[9 + 2n] its TTL (s)
--- Returns {1, new version, last seq} on success; {0, current version} on a conflict;
--- {-1, 0} if the game does not exist; {-2, 0, fingerprint, response} if the
--- idempotency key was used already.  Nothing is written unless the status is 1.
-local state = redis.call('HMGET', KEYS[1], 'v', 's')
+-- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
+-- ARGV[7] number of events n, ARGV[8 .. 7 + 2n] seat, event pairs (seat "" = public);
+-- with KEYS[3]: ARGV[8 + 2n] fingerprint, ARGV[9 + 2n] response, ARGV[10 + 2n] its TTL (s)
+-- Returns {1, new version, last seq} on success -- also when the last write of the
+-- game carries this write id (the client library retried a write whose reply was
+-- lost); {0, current version} on a conflict; {-1, 0} if the game does not exist;
+-- {-2, 0, fingerprint, response} if the idempotency key was used already.
+-- Nothing is written unless the status is 1.
+local state = redis.call('HMGET', KEYS[1], 'v', 's', 'n')
 if not state[1] then return {-1, 0} end
-local n = tonumber(ARGV[6])
-local first = 7
+if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2])} end
+local n = tonumber(ARGV[7])
+local first = 8
 if KEYS[3] then
   local old = redis.call('HMGET', KEYS[3], 'f', 'r')
   if old[1] then return {-2, 0, old[1], old[2]} end
@@ -104,7 +114,8 @@ local seq = tonumber(state[2] or '0')
     + _APPEND_EVENTS
     + """
 version = version + 1
-redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 't', ARGV[5])
+redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 't', ARGV[5],
+           'n', ARGV[6])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 if KEYS[3] then
@@ -119,6 +130,15 @@ return {1, version, seq}
 
 def _deadline_arg(deadline: float | None) -> str:
     return "" if deadline is None else repr(float(deadline))
+
+
+def _write_id() -> str:
+    """A fresh id for one write.  The scripts save it with the game, so a write
+    that the client library re-sends after losing its reply (a timeout) is
+    recognised as already done instead of reported as a conflict -- which
+    would otherwise make the service apply a move twice, or answer a move it
+    made as an idempotent replay of someone else's."""
+    return secrets.token_hex(8)
 
 
 def _event_args(events: Sequence[Event]) -> list[bytes | str | int]:
@@ -214,6 +234,7 @@ class GameStore:
                     self.game_ttl_seconds,
                     public,
                     _deadline_arg(deadline),
+                    _write_id(),
                     *_event_args(events),
                 ],
             )
@@ -299,9 +320,10 @@ class GameStore:
         :class:`GameNotFound`, or :class:`IdempotentReplay` if the key was used
         already (then nothing was written; compare fingerprints and replay).
 
-        A commit whose reply is lost (timeout) may be retried by the client
-        library and then report :class:`VersionConflict` although it was applied;
-        it is never applied twice.
+        A commit whose reply is lost (timeout) is re-sent by the client
+        library; the script recognises its own write (by a write id saved with
+        the game) and reports success, so it is never applied twice nor
+        reported as a conflict.
         """
         key_list = [keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)]
         args: list[bytes | str | int] = [
@@ -310,6 +332,7 @@ class GameStore:
             self.game_ttl_seconds,
             public,
             _deadline_arg(deadline),
+            _write_id(),
             *_event_args(events),
         ]
         if idempotency is not None:

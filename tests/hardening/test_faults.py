@@ -19,7 +19,7 @@ import requests
 from bench.soak import Gunicorn, verify_game
 from tests.api.conftest import create_game
 from tests.hardening.conftest import hardened_app
-from tests.redis_server import RedisServer, redis_server_binary
+from tests.redis_server import LostReply, RedisServer, redis_server_binary
 
 pytestmark = pytest.mark.skipif(redis_server_binary() is None, reason="needs redis-server")
 
@@ -265,3 +265,23 @@ def _get(session: requests.Session, url: str, headers: Any = None) -> Any:
         assert r.status_code == 503, (r.status_code, r.text)
         return None
     return r
+
+
+def test_moves_whose_reply_was_lost_are_answered_as_made(app, client):
+    """redis-py re-sends a script whose reply timed out.  The re-sent commit finds
+    its own write and the move is answered as made: 200, not an idempotent replay
+    (with a key) nor a conflict retried into a 409 (without one), applied once."""
+    store = app.extensions["t13"].store
+    store._commit = LostReply(store._commit)
+    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="lost-reply")
+    version = game.public()["version"]
+    for keyed in (True, False, True, False):
+        seat, move = _next_move(game)
+        headers = {"Idempotency-Key": uuid.uuid4().hex} if keyed else {}
+        response = game.move(seat, move, **headers)
+        assert response.status_code == 200, response.get_json()
+        assert "Idempotent-Replayed" not in response.headers
+        version += 1
+        assert response.get_json()["version"] == version == game.public()["version"]
+    moves = [e for e in game.events() if e["type"] in ("drew", "discarded")]
+    assert len(moves) == 4

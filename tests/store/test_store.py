@@ -22,7 +22,7 @@ from service.store import (
     key,
 )
 from service.store import client as client_module
-from tests.redis_server import RedisServer, free_port, redis_server_binary, start_cluster
+from tests.redis_server import LostReply, RedisServer, free_port, redis_server_binary, start_cluster
 
 needs_redis_server = pytest.mark.skipif(
     redis_server_binary() is None, reason="needs redis-server on PATH"
@@ -216,6 +216,24 @@ def test_idempotency_is_stored_with_the_commit(store: GameStore) -> None:
     assert store.events(gid, 0) == ([(1, b"moved")], 1)
     # Keys are per game.
     assert store.idempotent_lookup(new_id(), "h") is None
+
+
+def test_a_write_resent_after_a_lost_reply_is_recognised(store: GameStore) -> None:
+    store._create = LostReply(store._create)
+    store._commit = LostReply(store._commit)
+    gid = new_id()
+    assert store.create(gid, b"v1", [b"created"]) == 1
+    assert store.commit(gid, 1, b"v2", [b"moved"], idempotency=("h", b"fp", b"answer")) == 2
+    assert store.commit(gid, 2, b"v3", [b"moved again"]) == 3
+    # Each write happened once, and answered as done (not as a conflict or a replay).
+    assert store.load(gid) == (3, b"v3")
+    assert store.events(gid, 0) == ([(1, b"created"), (2, b"moved"), (3, b"moved again")], 3)
+    # Another write of the same version is still a conflict, another creation a clash.
+    with pytest.raises(VersionConflict):
+        store.commit(gid, 2, b"other")
+    with pytest.raises(GameExists):
+        store.create(gid, b"other")
+    assert store.load(gid) == (3, b"v3")
 
 
 def test_binary_payloads_round_trip(store: GameStore) -> None:
