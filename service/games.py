@@ -42,9 +42,18 @@ class GameFullError(HostingError):
     code = "GAME_FULL"
 
 
+def _urlsafe(nbytes: int) -> str:
+    """``nbytes`` random bytes, URL-safe, never starting with ``-`` (which a
+    command line would read as an option: ``--game -x...``)."""
+    while True:
+        text = secrets.token_urlsafe(nbytes)
+        if not text.startswith("-"):
+            return text
+
+
 def new_token() -> str:
     """A bearer token: 256 random bits, URL-safe."""
-    return secrets.token_urlsafe(TOKEN_BYTES)
+    return _urlsafe(TOKEN_BYTES)
 
 
 def hash_token(token: str) -> str:
@@ -54,7 +63,7 @@ def hash_token(token: str) -> str:
 
 def new_game_id() -> str:
     """An unguessable game id (128 random bits)."""
-    return secrets.token_urlsafe(16)
+    return _urlsafe(16)
 
 
 def seed_from_client(seed: str | int) -> str:

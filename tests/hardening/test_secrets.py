@@ -200,3 +200,20 @@ def test_cors_off_by_default_and_only_for_configured_origins(redis_client, redis
     good = allowed.get("/v1/rulesets", headers={"Origin": "https://good.example"})
     assert good.headers["Access-Control-Allow-Origin"] == "https://good.example"
     assert "Access-Control-Allow-Origin" not in allowed.get("/v1/rulesets", headers=evil).headers
+
+
+def test_ids_and_tokens_never_start_with_a_dash(monkeypatch):
+    """A leading '-' makes `three-thirteen-bot --game -x...` read the id as an option
+    (the bot client test failed on such an id); such draws are made again."""
+    import secrets
+
+    from service import games
+
+    draws = iter(["-first", "_second", "-third", "Fourth"])
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda nbytes: next(draws))
+    assert games.new_game_id() == "_second"
+    assert games.new_token() == "Fourth"
+    monkeypatch.undo()
+    made = [games.new_game_id() for _ in range(300)] + [games.new_token() for _ in range(300)]
+    assert not any(text.startswith("-") for text in made)
+    assert len({len(text) for text in made[:300]}) == 1 and len(made[0]) == 22
