@@ -10,8 +10,9 @@ from werkzeug.routing import BaseConverter
 
 from service import logs
 from service.api import fairplay, games, limits, metrics, ops, problems, rules, schemas
+from service.api.context import Services
+from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
-from service.api.persistence import Services
 from service.config import Config
 from service.store import GameStore
 
@@ -104,7 +105,8 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         MAX_CONTENT_LENGTH=config.max_body_bytes,
         JSON_SORT_KEYS=False,
     )
-    app.extensions["t13"] = Services(config, store or GameStore.from_config(config))
+    services = Services(config, store or GameStore.from_config(config))
+    app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter
     api = ProblemApi(app)
     app.extensions["t13_spec"] = api.spec
@@ -119,5 +121,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     limits.install(app, config)
     metrics.install(app)
 
+    if config.fast_lane:
+        app.wsgi_app = FastLane(app.wsgi_app, services)  # type: ignore[method-assign]
     app.wsgi_app = Middleware(app.wsgi_app, config.cors_origins)  # type: ignore[method-assign]
     return app

@@ -60,6 +60,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar("RATE_LIMIT_CREATE", "30/minute", "Limit on `POST /v1/games`."),
     EnvVar("RATE_LIMIT_JOIN", "60/minute", "Limit on `POST /v1/games/{id}/players`."),
     EnvVar("RATE_LIMIT_MOVES", "600/minute", "Limit on `POST /v1/games/{id}/moves`."),
+    EnvVar(
+        "FAST_LANE",
+        "true",
+        "Answer views and moves straight from WSGI, skipping Flask's request machinery "
+        "(same handlers, same answers; moves only while `RATE_LIMITS` is off).",
+    ),
     EnvVar("CORS_ORIGINS", "", "Comma-separated allowed origins (`*` for any); empty: CORS off."),
     EnvVar("HOST", "127.0.0.1", "Address gunicorn binds to."),
     EnvVar("PORT", "8000", "Port gunicorn binds to."),
@@ -145,6 +151,7 @@ class Config:
     rate_limit_create: str = "30/minute"
     rate_limit_join: str = "60/minute"
     rate_limit_moves: str = "600/minute"
+    fast_lane: bool = True
     cors_origins: tuple[str, ...] = ()
     host: str = "127.0.0.1"
     port: int = 8000
@@ -186,6 +193,7 @@ class Config:
             rate_limit_create=env.rate("RATE_LIMIT_CREATE"),
             rate_limit_join=env.rate("RATE_LIMIT_JOIN"),
             rate_limit_moves=env.rate("RATE_LIMIT_MOVES"),
+            fast_lane=env.boolean("FAST_LANE"),
             cors_origins=tuple(
                 origin.strip() for origin in env.raw("CORS_ORIGINS").split(",") if origin.strip()
             ),

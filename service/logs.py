@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import logging
 import sys
+from contextvars import ContextVar
+from typing import Any
 
 import orjson
-from flask import has_request_context, request
 
 REQUEST_ID_KEY = "t13.request_id"  # set by service.api.middleware
+
+CURRENT_REQUEST: ContextVar[dict[str, Any] | None] = ContextVar("t13_request", default=None)
+"""The WSGI environ of the request being answered (set by the middleware)."""
 
 
 class JsonFormatter(logging.Formatter):
@@ -26,10 +30,11 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        if has_request_context():
-            entry["request_id"] = request.environ.get(REQUEST_ID_KEY)
-            entry["method"] = request.method
-            entry["path"] = request.path
+        environ = CURRENT_REQUEST.get()
+        if environ is not None:
+            entry["request_id"] = environ.get(REQUEST_ID_KEY)
+            entry["method"] = environ.get("REQUEST_METHOD")
+            entry["path"] = environ.get("PATH_INFO")
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return orjson.dumps(entry).decode()

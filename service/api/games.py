@@ -17,6 +17,7 @@ from marshmallow import ValidationError
 
 from service.api import metrics, schemas
 from service.api.blueprint import Blueprint
+from service.api.context import call
 from service.api.persistence import (
     Idempotency,
     Outcome,
@@ -159,21 +160,7 @@ class Game(MethodView):
         Everything a spectator may see: no card held in any hand, nothing about
         the stock's order. Supports `If-None-Match` (304).
         """
-        found = store().load_public(game_id)
-        if found is None:
-            raise GameNotFound(game_id)
-        version, deadline, public = found
-        if not public or (deadline is not None and time.time() >= deadline):
-            # an overdue turn is played first; a game saved without its public
-            # view (by an older release) has it built from the document
-            version, record = current(game_id)
-            public = orjson.dumps(record.view(version))
-        unchanged = not_modified(version)
-        if unchanged is not None:
-            return unchanged
-        response = Response(public, mimetype="application/json")
-        response.headers["ETag"] = f'"{version}"'
-        return response
+        return public_view(game_id)
 
 
 @blp.route("/<game_id:game_id>/view")
@@ -188,12 +175,7 @@ class PlayerViewResource(MethodView):
         The public view plus the seat's hand, its legal moves and the best
         arrangement of its hand. Needs the seat's bearer token.
         """
-        version, record = current(game_id)
-        seat = require_seat(record)
-        unchanged = not_modified(version)
-        if unchanged is not None:
-            return unchanged
-        return json_response(record.view(version, seat), version=version)
+        return player_view(game_id)
 
 
 @blp.route("/<game_id:game_id>/players")
@@ -231,9 +213,8 @@ MOVE_LOADERS = {kind: schema() for kind, schema in schemas.MOVE_SCHEMAS.items()}
 
 
 def _parse_move() -> Move:
-    raw = request.get_data(cache=True)
     try:
-        data = orjson.loads(raw)
+        data = orjson.loads(call().body())
     except orjson.JSONDecodeError:
         raise ApiError("INVALID_JSON", "the body is not valid JSON") from None
     if not isinstance(data, dict):
@@ -287,23 +268,60 @@ class Moves(MethodView):
         `If-Match: "<version>"` to act only on the version you saw, and
         `Idempotency-Key` to make retries safe. Answers with your new view.
         """
-        if bearer_token() is None:
-            raise unauthorized("send Authorization: Bearer <token> for your seat")
-        move = _parse_move()
+        return make_move(game_id)
 
-        def play(version: int, record: GameRecord) -> Outcome:
-            seat = require_seat(record)
-            events = record.play(seat, move, history=lambda: public_events(game_id))
-            metrics.MOVES.labels(move.type).inc()
-            if record.status == "finished":
-                metrics.GAMES_FINISHED.inc()
 
-            def build(new_version: int) -> tuple[int, Any]:
-                return 200, record.view(new_version, seat)
+# -- the hot handlers: also answered by the fast lane (service.api.fastlane) -------
 
-            return Outcome(events, build)
 
-        return change(game_id, play, conditional=True)
+def public_view(game_id: str) -> Response:
+    """``GET /v1/games/{id}``: the public view saved with the last change."""
+    found = store().load_public(game_id)
+    if found is None:
+        raise GameNotFound(game_id)
+    version, deadline, public = found
+    if not public or (deadline is not None and time.time() >= deadline):
+        # an overdue turn is played first; a game saved without its public
+        # view (by an older release) has it built from the document
+        version, record = current(game_id)
+        public = orjson.dumps(record.view(version))
+    unchanged = not_modified(version)
+    if unchanged is not None:
+        return unchanged
+    response = Response(public, mimetype="application/json")
+    response.headers["ETag"] = f'"{version}"'
+    return response
+
+
+def player_view(game_id: str) -> Response:
+    """``GET /v1/games/{id}/view``: the view of the seat holding the token."""
+    version, record = current(game_id)
+    seat = require_seat(record)
+    unchanged = not_modified(version)
+    if unchanged is not None:
+        return unchanged
+    return json_response(record.view(version, seat), version=version)
+
+
+def make_move(game_id: str) -> Response:
+    """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
+    if bearer_token() is None:
+        raise unauthorized("send Authorization: Bearer <token> for your seat")
+    move = _parse_move()
+
+    def play(version: int, record: GameRecord) -> Outcome:
+        seat = require_seat(record)
+        events = record.play(seat, move, history=lambda: public_events(game_id))
+        metrics.MOVES.labels(move.type).inc()
+        if record.status == "finished":
+            metrics.GAMES_FINISHED.inc()
+
+        def build(new_version: int) -> tuple[int, Any]:
+            return 200, record.view(new_version, seat)
+
+        return Outcome(events, build)
+
+    return change(game_id, play, conditional=True)
 
 
 def public_events(game_id: str) -> list[dict[str, Any]]:

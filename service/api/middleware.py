@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from service.api import metrics
+from service.logs import CURRENT_REQUEST, REQUEST_ID_KEY
 
-REQUEST_ID_KEY = "t13.request_id"
 ROUTE_KEY = "t13.route"
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
@@ -76,9 +76,11 @@ class Middleware:
             headers.extend(h for h in extra if h[0].lower() not in present)
             return start_response(status, headers, exc_info)
 
+        bound = CURRENT_REQUEST.set(environ)
         try:
             return self.app(environ, start)
         finally:
+            CURRENT_REQUEST.reset(bound)
             metrics.observe(
                 environ.get("REQUEST_METHOD", "GET"),
                 environ.get(ROUTE_KEY, "<unmatched>"),

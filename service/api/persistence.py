@@ -15,32 +15,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from flask import Response, current_app, request
+from flask import Response
+from werkzeug.http import parse_etags
 
+from service.api.context import Services, call, services, store
 from service.api.problems import ApiError
-from service.config import Config
 from service.engine.records import Event
 from service.fairplay import apply_timeouts
 from service.games import GameRecord, hash_token
-from service.store import GameNotFound, GameStore, IdempotentReplay, VersionConflict
+from service.store import GameNotFound, IdempotentReplay, VersionConflict
 
 MAX_ATTEMPTS = 4
 IDEMPOTENCY_KEY_MAX = 255
 
 
-@dataclass(frozen=True, slots=True)
-class Services:
-    config: Config
-    store: GameStore
-
-
-def services() -> Services:
-    svc: Services = current_app.extensions["t13"]
-    return svc
-
-
-def store() -> GameStore:
-    return services().store
+__all__ = ["Services", "services", "store"]  # re-exported for the handlers
 
 
 def json_response(
@@ -60,7 +49,7 @@ def json_response(
 
 
 def bearer_token() -> str | None:
-    header = request.headers.get("Authorization", "")
+    header = call().header("Authorization") or ""
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
@@ -93,7 +82,8 @@ def load(game_id: str) -> tuple[int, GameRecord]:
 
 def not_modified(version: int) -> Response | None:
     """304 when ``If-None-Match`` names the current version."""
-    if request.if_none_match and request.if_none_match.contains(str(version)):
+    header = call().header("If-None-Match")
+    if header and parse_etags(header).contains(str(version)):
         response = Response(status=304)
         response.headers["ETag"] = f'"{version}"'
         return response
@@ -102,10 +92,12 @@ def not_modified(version: int) -> Response | None:
 
 def if_match_version() -> int | None:
     """The version named by ``If-Match`` (None without the header)."""
-    if not request.if_match:
+    header = call().header("If-Match")
+    if_match = parse_etags(header) if header else None
+    if not if_match:
         return None
-    tags = list(request.if_match.as_set())
-    if request.if_match.star_tag:
+    tags = list(if_match.as_set())
+    if if_match.star_tag:
         return None
     try:
         return int(tags[0]) if len(tags) == 1 else -1
@@ -179,15 +171,15 @@ def _map_tokens(body: Any, func: Callable[[str, int], str]) -> Any:
 
 def idempotency(scope: str) -> Idempotency | None:
     """The request's ``Idempotency-Key``, scoped (per game and player), if any."""
-    key = request.headers.get("Idempotency-Key")
+    current = call()
+    key = current.header("Idempotency-Key")
     if key is None:
         return None
     if not key or len(key) > IDEMPOTENCY_KEY_MAX:
         raise ApiError("BAD_REQUEST", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} chars")
     key_hash = hashlib.sha256(f"{scope}\0{key}".encode()).hexdigest()
-    body = request.get_data(cache=True)
     fingerprint = hashlib.sha256(
-        request.method.encode() + b"\0" + request.path.encode() + b"\0" + body
+        current.method.encode() + b"\0" + current.path.encode() + b"\0" + current.body()
     ).digest()
     mask_secret = hashlib.sha256(f"mask\0{scope}\0{key}".encode()).digest()
     return Idempotency(key_hash, fingerprint, mask_secret)

@@ -15,6 +15,7 @@ import orjson
 from flask import Flask, Response
 from werkzeug.exceptions import HTTPException
 
+from service.api import metrics
 from service.engine import errors as engine
 from service.games import HostingError
 from service.store import GameNotFound, StoreUnavailable
@@ -115,6 +116,7 @@ def problem(
     }
     # OPT_NON_STR_KEYS: marshmallow keys errors of list items by index (an int)
     payload = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    metrics.ERRORS.labels(code).inc()
     response = Response(payload, status=status, mimetype=PROBLEM_JSON)
     for name, value in (headers or {}).items():
         response.headers[name] = value
@@ -162,28 +164,30 @@ def _http_problem(exc: HTTPException) -> Response:
     return problem(code, detail, status=status, headers=headers, **extra)
 
 
-def register(app: Flask) -> None:
-    """Install the handlers (after flask-smorest's, which they replace)."""
-    app.register_error_handler(
-        ApiError, lambda e: problem(e.code, e.detail, headers=e.headers, **e.extra)
-    )
-    app.register_error_handler(engine.EngineError, engine_problem)
-    app.register_error_handler(
-        GameNotFound, lambda e: problem("GAME_NOT_FOUND", "no game with this id")
-    )
-    app.register_error_handler(
-        StoreUnavailable,
-        lambda e: problem(
+def answer_for(exc: Exception) -> Response:
+    """The answer to an exception raised while handling a request: the one
+    mapping used by Flask's error handlers and by the fast lane."""
+    if isinstance(exc, ApiError):
+        return problem(exc.code, exc.detail, headers=exc.headers, **exc.extra)
+    if isinstance(exc, engine.EngineError):
+        return engine_problem(exc)
+    if isinstance(exc, GameNotFound):
+        return problem("GAME_NOT_FOUND", "no game with this id")
+    if isinstance(exc, StoreUnavailable):
+        return problem(
             "STORE_UNAVAILABLE",
             "the game store is unreachable; retry shortly",
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-        ),
-    )
-    app.register_error_handler(HTTPException, _http_problem)
+        )
+    if isinstance(exc, HTTPException):
+        return _http_problem(exc)
+    log.exception("unhandled error", exc_info=exc)
+    return problem("INTERNAL", "internal error; it has been logged")
 
-    @app.errorhandler(Exception)
-    def _unexpected(exc: Exception) -> Response:
-        if isinstance(exc, HTTPException):
-            return _http_problem(exc)
-        log.exception("unhandled error")
-        return problem("INTERNAL", "internal error; it has been logged")
+
+def register(app: Flask) -> None:
+    """Install :func:`answer_for` as the app's error handler (after
+    flask-smorest's, which it replaces)."""
+    for kind in (ApiError, engine.EngineError, GameNotFound, StoreUnavailable, HTTPException):
+        app.register_error_handler(kind, answer_for)
+    app.register_error_handler(Exception, answer_for)

@@ -1,0 +1,88 @@
+"""The fast lane: the hottest requests answered straight from WSGI.
+
+A game client spends its life on three requests: the public view (often as a
+conditional GET answered 304), its own view, and its moves.  Flask's request
+machinery -- context push, routing, flask-smorest's wrappers, the response
+object's finalisation -- costs more than the work these requests do, so
+:class:`FastLane` sits between the WSGI middleware and Flask and answers them
+itself by calling **the same handlers** the Flask views call
+(:func:`service.api.games.public_view`, ``player_view``, ``make_move``), with
+the same error mapping (:func:`service.api.problems.answer_for`).  The HTTP
+contract is unchanged; the Flask routes stay (the spec is built from them and
+they answer everything the fast lane passes on).
+
+Passed on to Flask untouched: every other path or method, requests without
+a ``Content-Length`` or over ``MAX_BODY_BYTES``, and moves while rate limits
+are on (Flask-Limiter counts them on the Flask route).  ``FAST_LANE=false``
+turns the lane off.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from flask import Response
+
+from service.api import games, problems
+from service.api.context import Call, Services, bound
+from service.api.middleware import ROUTE_KEY, StartResponse, WSGIApp
+
+Handler = Callable[[str], Response]
+
+GAME_PATH = re.compile(r"/v1/games/([A-Za-z0-9_-]{1,64})(/view|/moves)?")
+
+# (method, path suffix) -> (handler, route template as Flask names it, for the metrics)
+ROUTES: dict[tuple[str, str], tuple[Handler, str]] = {
+    ("GET", ""): (games.public_view, "/v1/games/<game_id:game_id>"),
+    ("GET", "/view"): (games.player_view, "/v1/games/<game_id:game_id>/view"),
+    ("POST", "/moves"): (games.make_move, "/v1/games/<game_id:game_id>/moves"),
+}
+
+
+class FastLane:
+    """Wraps Flask's ``wsgi_app``; see the module docstring."""
+
+    def __init__(self, app: WSGIApp, services: Services) -> None:
+        self.app = app
+        self.services = services
+        self.max_body = services.config.max_body_bytes
+        self.routes = dict(ROUTES)
+        if services.config.rate_limits_enabled:
+            del self.routes[("POST", "/moves")]
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        match = GAME_PATH.fullmatch(environ.get("PATH_INFO", ""))
+        if match is None:
+            return self.app(environ, start_response)
+        route = self.routes.get((environ.get("REQUEST_METHOD", ""), match.group(2) or ""))
+        if route is None:
+            return self.app(environ, start_response)
+        body = b""
+        if environ["REQUEST_METHOD"] == "POST":
+            body_or_none = self._read_body(environ)
+            if body_or_none is None:
+                return self.app(environ, start_response)
+            body = body_or_none
+        handler, template = route
+        environ[ROUTE_KEY] = template
+        with bound(Call(environ, self.services, lambda: body)):
+            try:
+                response = handler(match.group(1))
+            except Exception as exc:  # mapped exactly as Flask's error handlers map it
+                response = problems.answer_for(exc)
+        return response(environ, start_response)
+
+    def _read_body(self, environ: dict[str, Any]) -> bytes | None:
+        """The body, or None when Flask should handle the request (no length,
+        too long, chunked...); then ``wsgi.input`` is left readable for it."""
+        length = environ.get("CONTENT_LENGTH", "")
+        if not length.isdigit() or int(length) > self.max_body:
+            return None
+        if environ.get("HTTP_TRANSFER_ENCODING"):
+            return None
+        body: bytes = environ["wsgi.input"].read(int(length))
+        environ["wsgi.input"] = io.BytesIO(body)
+        return body
