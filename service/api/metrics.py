@@ -9,6 +9,7 @@ directory and the metrics of all workers are aggregated.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from flask import Flask, Response, request
 from prometheus_client import (
@@ -35,10 +36,25 @@ GAMES_CREATED = Counter("t13_games_created_total", "Games created")
 GAMES_FINISHED = Counter("t13_games_finished_total", "Games finished by a client's move")
 
 
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""Methods counted under their own name; any other is counted as ``OTHER`` (a
+client must not be able to mint label values)."""
+
+_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+
 def observe(method: str, route: str, status: str, seconds: float) -> None:
-    """Count one answered request (called by the WSGI middleware)."""
-    LATENCY.labels(method, route).observe(seconds)
-    REQUESTS.labels(method, route, status).inc()
+    """Count one answered request (called by the WSGI middleware).
+
+    The labelled children are looked up once per (method, route, status): routes
+    are templates and statuses a few, so the memo stays small."""
+    key = (method if method in METHODS else "OTHER", route, status)
+    children = _children.get(key)
+    if children is None:
+        children = (LATENCY.labels(key[0], route), REQUESTS.labels(*key))
+        _children[key] = children
+    children[0].observe(seconds)
+    children[1].inc()
 
 
 def install(app: Flask) -> None:

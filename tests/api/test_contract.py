@@ -180,3 +180,32 @@ def test_ops_endpoints(client):
     assert docs.status_code == 200
     assert b"http" not in docs.data.replace(b"http-equiv", b"")  # no CDN, all local
     assert client.get("/docs/static/swagger-ui-bundle.js").status_code == 200
+
+
+def _sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample of the Prometheus text exposition (0 if absent)."""
+    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    for line in text.splitlines():
+        if line.startswith(f"{name}{{") and line.split("}")[0] == f"{name}{{{want}":
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_routes_errors_and_tame_methods(client, new_game):
+    game = new_game()
+    before = client.get("/metrics").get_data(as_text=True)
+    client.get(f"/v1/games/{game.id}")
+    client.get("/v1/games/no-such-game")
+    client.open(f"/v1/games/{game.id}", method="BREW")
+    after = client.get("/metrics").get_data(as_text=True)
+
+    def grew(name: str, **labels: str) -> float:
+        return _sample(after, name, **labels) - _sample(before, name, **labels)
+
+    route = "/v1/games/<game_id:game_id>"
+    assert grew("t13_http_requests_total", method="GET", route=route, status="200") == 1
+    assert grew("t13_http_requests_total", method="GET", route=route, status="404") == 1
+    assert grew("t13_http_errors_total", code="GAME_NOT_FOUND") == 1
+    # A method of the client's invention is not a label value of its own.
+    assert grew("t13_http_requests_total", method="OTHER", route="<unmatched>", status="405") == 1
+    assert "BREW" not in after
