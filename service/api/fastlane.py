@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from flask import Response
+from werkzeug.datastructures import Headers
+from werkzeug.http import remove_entity_headers
 
 from service.api import games, problems
 from service.api.context import Call, Services, bound
@@ -73,7 +75,7 @@ class FastLane:
                 response = handler(match.group(1))
             except Exception as exc:  # mapped exactly as Flask's error handlers map it
                 response = problems.answer_for(exc)
-        return response(environ, start_response)
+        return _send(response, start_response)
 
     def _read_body(self, environ: dict[str, Any]) -> bytes | None:
         """The body, or None when Flask should handle the request (no length,
@@ -86,3 +88,17 @@ class FastLane:
         body: bytes = environ["wsgi.input"].read(int(length))
         environ["wsgi.input"] = io.BytesIO(body)
         return body
+
+
+def _send(response: Response, start_response: StartResponse) -> Iterable[bytes]:
+    """Start ``response`` as werkzeug's ``Response.__call__`` would, in fewer steps:
+    the handlers' answers have buffered bytes bodies (Content-Length set when the
+    body was), no relative Location to resolve, and are never answers to HEAD."""
+    headers = response.headers
+    if response.status_code == 304:
+        headers = Headers(headers)
+        remove_entity_headers(headers)
+        start_response(response.status, headers.to_wsgi_list())
+        return []
+    start_response(response.status, headers.to_wsgi_list())
+    return response.response  # type: ignore[return-value]
