@@ -78,7 +78,8 @@ def table(data: dict[str, Any]) -> str:
         f"loopback; gunicorn `deploy/gunicorn.conf.py` with {meta['workers']} workers x "
         f"{meta['threads']} threads (gthread) for both the service and the plain Flask ceiling; "
         f"{meta['cpus']} CPUs; median of {meta['repeats']} runs of {meta['duration_s']:g} s each; "
-        f"games: {meta['games']:,}, {meta['game_kind']}.",
+        f"games: {meta['games']:,}, {meta['game_kind']}. Each scenario run follows a run of the "
+        'ceiling; "% of ceiling" is the median of those paired ratios.',
         "",
         "| scenario | req/s | p50 ms | p99 ms | % of ceiling | target | CPU ms/req (gunicorn) "
         "| result |",
