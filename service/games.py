@@ -191,9 +191,10 @@ class GameRecord:
     # -- views -----------------------------------------------------------------
 
     def view(self, version: int, seat: int | None = None) -> dict[str, Any]:
-        """The public view (``seat`` None) or a seat's view, with lobby details."""
+        """The public view (``seat`` None) or a seat's view, with lobby details, ready
+        for orjson (``results`` is pre-serialized JSON, see :func:`observe`)."""
         if self.state is not None:
-            out = observe(self.state, seat)
+            out = observe(self.state, seat, raw_results=True)
         else:
             out = {
                 "status": "waiting",

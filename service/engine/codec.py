@@ -1,8 +1,11 @@
 """State <-> compact, versioned JSON-ready dicts (never pickle).
 
 Card lists are stored as one space-separated string of codes, which keeps a
-game document small.  ``FORMAT_VERSION`` is bumped whenever the layout
-changes; :func:`state_from_dict` refuses versions it does not know.
+game document small; the results of finished rounds as one string of JSON
+text, so loading a game does not build their many small objects until they
+are read (see :class:`ResultLog`).  ``FORMAT_VERSION`` is bumped whenever the
+layout changes; :func:`state_from_dict` reads every version it knows (1 kept
+the results as a list) and refuses others.
 
 >>> from service.engine.rules import Game
 >>> from service.engine.state import State
@@ -22,7 +25,8 @@ from service.engine.records import HandResult, ResultLog, meld_from_dict
 from service.engine.rules import Game, Options
 from service.engine.state import Phase, Round, State
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 def _cards(text: str) -> list[Card]:
@@ -93,21 +97,23 @@ def state_to_dict(state: State) -> dict[str, Any]:
         "seed": state.seed,
         "totals": list(state.totals),
         "round": round_to_dict(state.round) if state.round else None,
-        "results": state.results.dicts(),
+        "results": state.results.json().decode(),
         "winners": list(state.winners),
     }
 
 
 def state_from_dict(data: dict[str, Any]) -> State:
     """Rebuild a state saved by :func:`state_to_dict`."""
-    if data.get("v") != FORMAT_VERSION:
-        raise StateFormatError(f"unknown state format {data.get('v')!r}")
+    version = data.get("v")
+    if type(version) is not int or version not in READABLE_VERSIONS:
+        raise StateFormatError(f"unknown state format {version!r}")
+    results = data["results"]
     game = Game(data["players"], options_from_dict(data["options"]))
     return State(
         game=game,
         seed=data["seed"],
         totals=list(data["totals"]),
         round=round_from_dict(data["round"]) if data["round"] else None,
-        results=ResultLog(data["results"]),
+        results=ResultLog.from_json(results.encode()) if version >= 2 else ResultLog(results),
         winners=list(data["winners"]),
     )

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+import orjson
+
 from service.engine.cards import Card, Rank, cards_from_codes
 from service.engine.melds import LayOff, Meld, MeldKind
 
@@ -122,18 +124,35 @@ class RoundResult:
 
 class ResultLog(Sequence[RoundResult]):
     """The finished rounds of a game.  They never change once recorded, so they
-    are kept in their JSON form (what storage and views need) and turned into
-    :class:`RoundResult` objects only when read one by one.
+    are kept in their JSON form -- as JSON text when loaded from storage, parsed
+    only when something reads them -- and turned into :class:`RoundResult`
+    objects only when read one by one.
 
     >>> log = ResultLog()
-    >>> len(log), log.dicts()
-    (0, [])
+    >>> len(log), log.dicts(), log.json()
+    (0, [], b'[]')
+    >>> ResultLog.from_json(b'[{"number": 1}]').dicts()
+    [{'number': 1}]
     """
 
-    __slots__ = ("_dicts",)
+    __slots__ = ("_dicts", "_json")
 
     def __init__(self, dicts: Iterable[dict[str, Any]] = ()) -> None:
-        self._dicts = list(dicts)
+        self._dicts: list[dict[str, Any]] | None = list(dicts)
+        self._json: bytes | None = None
+
+    @classmethod
+    def from_json(cls, text: bytes) -> ResultLog:
+        """A log read from its :meth:`json` text (parsed on first use)."""
+        log = cls()
+        log._dicts, log._json = None, bytes(text)
+        return log
+
+    def _loaded(self) -> list[dict[str, Any]]:
+        if self._dicts is None:
+            assert self._json is not None
+            self._dicts = orjson.loads(self._json)
+        return self._dicts
 
     @overload
     def __getitem__(self, index: int) -> RoundResult: ...
@@ -143,22 +162,30 @@ class ResultLog(Sequence[RoundResult]):
 
     def __getitem__(self, index: int | slice) -> RoundResult | list[RoundResult]:
         if isinstance(index, slice):
-            return [RoundResult.from_dict(d) for d in self._dicts[index]]
-        return RoundResult.from_dict(self._dicts[index])
+            return [RoundResult.from_dict(d) for d in self._loaded()[index]]
+        return RoundResult.from_dict(self._loaded()[index])
 
     def __len__(self) -> int:
-        return len(self._dicts)
+        return len(self._loaded())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ResultLog):
-            return self._dicts == other._dicts
+            return self._loaded() == other._loaded()
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
 
     def append(self, result: RoundResult) -> None:
-        self._dicts.append(result.to_dict())
+        self._loaded().append(result.to_dict())
+        self._json = None
 
     def dicts(self) -> list[dict[str, Any]]:
         """The JSON form of every result (a new list; the dicts are shared)."""
-        return list(self._dicts)
+        return list(self._loaded())
+
+    def json(self) -> bytes:
+        """The JSON text of :meth:`dicts` (kept, so a log loaded and saved again
+        is never parsed)."""
+        if self._json is None:
+            self._json = orjson.dumps(self._dicts)
+        return self._json

@@ -20,12 +20,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from service.engine.solver import best_arrangement
 from service.engine.state import State, legal_moves
 
 
-def observe(state: State, seat: int | None = None) -> dict[str, Any]:
-    """The JSON-ready view of ``state`` for ``seat`` (None: a spectator)."""
+def observe(state: State, seat: int | None = None, *, raw_results: bool = False) -> dict[str, Any]:
+    """The JSON-ready view of ``state`` for ``seat`` (None: a spectator).
+
+    ``raw_results``: ``results`` as an ``orjson.Fragment`` of their JSON text
+    instead of a list, for callers that only serialize the view with orjson
+    (the HTTP API): the stored results are then never parsed."""
     rnd = state.round
     n = state.game.num_players
     view: dict[str, Any] = {
@@ -42,7 +48,7 @@ def observe(state: State, seat: int | None = None) -> dict[str, Any]:
             for s in range(n)
         ],
         "round": None,
-        "results": state.results.dicts(),
+        "results": orjson.Fragment(state.results.json()) if raw_results else state.results.dicts(),
         "winners": list(state.winners) if rnd is None else None,
     }
     if rnd is not None:

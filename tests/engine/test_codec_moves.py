@@ -384,6 +384,20 @@ def test_codec_rejects_unknown_format_version(version: Any) -> None:
     assert info.value.code == "STATE_FORMAT"
 
 
+def test_codec_reads_version_1_documents() -> None:
+    """Games saved before the results became JSON text (version 1) still load."""
+    state = State.new(Game(2, Options(max_turns_per_round=4)), "c4" * 32)
+    while len(state.results) < 2:  # each round ends after 4 turns
+        rnd = state.round
+        assert rnd is not None
+        state.apply(rnd.turn, legal_moves(state, rnd.turn)[0])
+    data = state_to_dict(state)
+    old = {**data, "v": 1, "results": json.loads(data["results"])}
+    restored = state_from_dict(old)
+    assert restored == state and len(restored.results) == len(state.results)
+    assert state_to_dict(restored) == data
+
+
 def test_codec_round_trip_is_json_and_exact() -> None:
     state = _midgame()
     data = state_to_dict(state)
