@@ -40,7 +40,7 @@ with 1,000 versus 100,000 stored games (99,000 fresh 2-player games RESTOREd
 next to the 1,000 played ones), and the in-process cost of
 ``observe(state, seat)`` for 14-card hands.
 
-    .venv/bin/python bench/http_bench.py [--repeats 3] [--duration 5] [--quick]
+    .venv/bin/python bench/http_bench.py [--repeats 7] [--duration 3] [--quick]
 
 Writes bench/results/http.json; ``bench/report.py`` turns it into a chart and
 a markdown table.
@@ -747,6 +747,11 @@ def round_trips(total: dict[str, int], moves: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------- main
 
 
+def server_cost(run: dict[str, Any]) -> float:
+    """CPU milliseconds the servers (gunicorn and Redis) spent per request."""
+    return float(run.get("server_cpu_ms", 0.0) + run.get("redis_cpu_ms", 0.0))
+
+
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "rps": statistics.median(r["rps"] for r in runs),
@@ -762,8 +767,8 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--duration", type=float, default=5.0, help="seconds per measurement")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--duration", type=float, default=3.0, help="seconds per measurement")
     parser.add_argument("--games", type=int, default=1000, help="games the load cycles over")
     parser.add_argument("--stored", type=int, default=100_000, help="stored games, scale test")
     parser.add_argument("--templates", type=int, default=50, help="distinct played games")
@@ -870,6 +875,7 @@ def main() -> int:
             drift over the run cancels out, which medians of raw req/s do not)."""
             runs: dict[str, list[dict[str, Any]]] = {m: [] for m in ("ceiling", *modes)}
             ratios: dict[str, list[float]] = {m: [] for m in modes}
+            cpu_ratios: dict[str, list[float]] = {m: [] for m in modes}
             move_counts: dict[str, int] = {}
             moves_done = 0
 
@@ -902,12 +908,19 @@ def main() -> int:
             for rep in range(args.repeats):
                 for mode in modes:
                     ceiling_run = run(rep, "ceiling")
-                    ratios[mode].append(run(rep, mode)["rps"] / ceiling_run["rps"])
+                    scenario_run = run(rep, mode)
+                    ratios[mode].append(scenario_run["rps"] / ceiling_run["rps"])
+                    cost = server_cost(scenario_run)
+                    if cost:
+                        cpu_ratios[mode].append(server_cost(ceiling_run) / cost)
             summary = {m: summarize(r) for m, r in runs.items()}
             summary["ceiling"]["ratio"] = 1.0
             for mode in modes:
                 summary[mode]["ratio"] = statistics.median(ratios[mode])
                 summary[mode]["ratios"] = ratios[mode]
+                summary[mode]["cpu_ratio"] = (
+                    statistics.median(cpu_ratios[mode]) if cpu_ratios[mode] else None
+                )
             return summary, round_trips(move_counts, moves_done)
 
         main_results, trips = phase("1k", SCENARIOS[1:])
@@ -937,6 +950,8 @@ def main() -> int:
                 "ratio_small": small_ratio,
                 "ratio_large": large_ratio,
                 "ratio_diff": (large_ratio - small_ratio) / small_ratio,
+                "cpu_ratio_small": main_results[mode].get("cpu_ratio"),
+                "cpu_ratio_large": large[mode].get("cpu_ratio"),
                 # judged on the ratio to the ceiling measured in the same phase: the
                 # machine's own drift between the two phases cancels out
                 "pass": abs((large_ratio - small_ratio) / small_ratio) < MAX_SCALE_DIFF,
@@ -988,6 +1003,10 @@ def main() -> int:
     return 0 if ok else 1
 
 
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
 def print_table(result: dict[str, Any]) -> None:
     meta = result["meta"]
     print(
@@ -997,17 +1016,24 @@ def print_table(result: dict[str, Any]) -> None:
     )
     print(
         f"{'scenario':14s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'ratio':>7s} "
-        f"{'target':>7s}  verdict"
+        f"{'target':>7s}  {'verdict':8s} {'by CPU':>7s}  paired ratios"
     )
     for mode, r in result["scenarios"].items():
         target = f">={r['target']:.0%}" if r["target"] else "-"
         verdict = "-" if r["pass"] is None else ("PASS" if r["pass"] else "FAIL")
         if r["bad"]:
             verdict += f" ({r['bad']} unexpected answers)"
+        by_cpu = f"{r['cpu_ratio']:7.0%}" if r.get("cpu_ratio") else f"{'-':>7s}"
+        paired = " ".join(f"{x:.0%}" for x in r.get("ratios", []))
         print(
             f"{mode:14s} {r['rps']:8.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} "
-            f"{r['ratio']:7.0%} {target:>7s}  {verdict}"
+            f"{r['ratio']:7.0%} {target:>7s}  {verdict:8s} {by_cpu}  {paired}"
         )
+    print(
+        "(ratio: median of req/s over the ceiling's req/s in the run just before; by CPU: "
+        "median of the ceiling's server CPU per request (gunicorn + Redis) over the "
+        "scenario's -- steadier on a shared box, same pairing)"
+    )
     t = result["round_trips"]
     print(
         f"\nRedis round trips per move: {t['round_trips_per_move']:.2f} (target <= "
@@ -1026,7 +1052,8 @@ def print_table(result: dict[str, Any]) -> None:
         print(
             f"{s['games_small']:,} vs {s['games_large']:,} games, {mode}: {r['rps_small']:.0f} -> "
             f"{r['rps_large']:.0f} req/s ({r['diff']:+.1%}; as ratio to the ceiling "
-            f"{r['ratio_diff']:+.1%}) {'PASS' if r['pass'] else 'FAIL'}"
+            f"{r['ratio_diff']:+.1%}; by CPU {_pct(r.get('cpu_ratio_small'))} -> "
+            f"{_pct(r.get('cpu_ratio_large'))}) {'PASS' if r['pass'] else 'FAIL'}"
         )
     v = result["view_cost"]
     print(

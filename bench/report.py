@@ -82,18 +82,19 @@ def table(data: dict[str, Any]) -> str:
         'ceiling; "% of ceiling" is the median of those paired ratios.',
         "",
         "| scenario | req/s | p50 ms | p99 ms | % of ceiling | target | CPU ms/req (gunicorn) "
-        "| result |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| result | % of ceiling by CPU |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for name, r in data["scenarios"].items():
         target = f"≥ {r['target']:.0%}" if r.get("target") else "–"
         verdict = "–" if r["pass"] is None else ("PASS" if r["pass"] else "**FAIL**")
         if r.get("bad"):
             verdict += f" ({r['bad']} unexpected answers)"
+        by_cpu = f"{r['cpu_ratio']:.0%}" if r.get("cpu_ratio") else "–"
         lines.append(
             f"| {LABELS.get(name, name).replace(chr(10), ' ')} | {r['rps']:,.0f} | "
             f"{r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['ratio']:.0%} | {target} | "
-            f"{r.get('server_cpu_ms', 0):.2f} | {verdict} |"
+            f"{r.get('server_cpu_ms', 0):.2f} | {verdict} | {by_cpu} |"
         )
     t = data["round_trips"]
     rt_ok = t["round_trips_per_move"] <= t["target"]
