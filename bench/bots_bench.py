@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bots_bench.py               # decision times (14-card rounds)
     .venv/bin/python bench/bots_bench.py --strength    # seeded tournaments (slow)
-    .venv/bin/python bench/bots_bench.py --strength --games 200 --jobs 2 --write bench/BOTS.md
+    .venv/bin/python bench/bots_bench.py --strength --jobs 2 --write bench/BOTS.md
 
 Decision times: self-play games with ``extra_rounds=1`` (so the last round deals
 14 cards); every decision is timed and the median and worst are printed per
@@ -97,7 +97,7 @@ def strength(games: int, seed: str, jobs: int, options: Options) -> tuple[str, f
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Bot decision times and strength.")
     parser.add_argument("--strength", action="store_true", help="run the tournaments")
-    parser.add_argument("--games", type=int, default=200, help="games per pairing (strength)")
+    parser.add_argument("--games", type=int, default=400, help="games per pairing (strength)")
     parser.add_argument("--timing-games", type=int, default=6, help="games per seating (timing)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (strength)")
     parser.add_argument("--seed", default="bench", help="seed of the run")
