@@ -14,13 +14,13 @@ from service.api.context import Services
 from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
 from service.config import Config
+from service.games import GAME_ID_PATTERN
 from service.store import GameStore
 
 API_VERSION = "1.0.0"
 
 log = logging.getLogger(__name__)
 
-GAME_ID_PATTERN = r"[A-Za-z0-9_-]{1,64}"
 GAME_ID_SCHEMA = {"type": "string", "pattern": f"^{GAME_ID_PATTERN}$"}
 
 

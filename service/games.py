@@ -61,6 +61,11 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+GAME_ID_PATTERN = r"[A-Za-z0-9_-]{1,64}"
+"""What a game id looks like in a path (ours are 22 URL-safe characters; anything
+else is answered 404 before reaching Redis)."""
+
+
 def new_game_id() -> str:
     """An unguessable game id (128 random bits)."""
     return _urlsafe(16)

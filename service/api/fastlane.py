@@ -31,10 +31,11 @@ from werkzeug.http import remove_entity_headers
 from service.api import games, problems
 from service.api.context import Call, Services, bound
 from service.api.middleware import ROUTE_KEY, StartResponse, WSGIApp
+from service.games import GAME_ID_PATTERN
 
 Handler = Callable[[str], Response]
 
-GAME_PATH = re.compile(r"/v1/games/([A-Za-z0-9_-]{1,64})(/view|/moves)?")
+GAME_PATH = re.compile(rf"/v1/games/({GAME_ID_PATTERN})(/view|/moves)?")
 
 # (method, path suffix) -> (handler, route template as Flask names it, for the metrics)
 ROUTES: dict[tuple[str, str], tuple[Handler, str]] = {
