@@ -127,7 +127,13 @@ class Games(MethodView):
             )
             if not store().save_creation_record(idem.key_hash, saved):
                 return _replay_creation(idem, store().creation_record(idem.key_hash) or saved)
-        store().create(record.id, doc, payload, **snapshot(record, 1))
+        try:
+            store().create(record.id, doc, payload, **snapshot(record, 1))
+        except GameExists:
+            if idem is None:
+                raise
+            # A retry of this very request found the record saved above and
+            # created the game from it first (_replay_creation): same document.
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 
