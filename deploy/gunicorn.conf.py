@@ -64,6 +64,9 @@ if _config.embedded_store and workers != 1:
         "store lives inside one process and several workers would not share games"
     )
     workers = 1
+if _config.embedded_store:
+    # The embedded store lives in the worker: recycling it would drop every game.
+    max_requests = 0
 
 access_log_format = json.dumps(
     {

@@ -109,6 +109,7 @@ def _gunicorn_settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str,
 def test_gunicorn_conf_uses_one_worker_without_redis(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = _gunicorn_settings(monkeypatch, WEB_CONCURRENCY="3", PORT="8123")
     assert settings["workers"] == 1
+    assert settings["max_requests"] == 0  # recycling the worker would lose the games
     assert settings["bind"] == "127.0.0.1:8123"
     assert settings["worker_class"] == "gthread"
 
@@ -123,6 +124,7 @@ def test_gunicorn_conf_with_redis(monkeypatch: pytest.MonkeyPatch) -> None:
         HOST="0.0.0.0",
     )
     assert (settings["workers"], settings["threads"], settings["timeout"]) == (3, 4, 90)
+    assert settings["preload_app"] is True and settings["max_requests"] > 0
     assert settings["bind"] == "0.0.0.0:8000"
     assert settings["graceful_timeout"] > 30
     fmt = str(settings["access_log_format"])
