@@ -19,10 +19,13 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from flask import Flask
+from flask.testing import FlaskClient
 
 from service.config import Config
 from service.store import GameStore, connect
 from service.store.keys import PREFIX
+from tests.api.conftest import make_app
 from tests.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
 
 
@@ -84,3 +87,14 @@ def store(redis_client: redis.Redis, config: Config) -> Iterator[GameStore]:
         yield GameStore(client, config=config)
     finally:
         client.close()
+
+
+@pytest.fixture
+def app(redis_client: redis.Redis, redis_url: str) -> Flask:
+    """The app on the (clean) test Redis, rate limits off (``make_app`` builds others)."""
+    return make_app(redis_url)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()

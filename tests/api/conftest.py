@@ -1,4 +1,5 @@
-"""API test fixtures: the app on the test Redis, and a small client helper."""
+"""API test helpers: the app on a Redis (``make_app``; the ``app`` and ``client``
+fixtures in tests/conftest.py use it), and a small client helper."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -16,28 +16,16 @@ from service.config import Config
 from service.store import GameStore, connect
 
 
-def make_app(redis_url: str, **overrides: str) -> Flask:
-    config = Config.from_env(
-        {
-            "REDIS_URL": redis_url,
-            "ALLOW_SEEDED_GAMES": "true",
-            "RATE_LIMITS": "false",
-            **overrides,
-        }
-    )
+def make_app(redis_url: str | None, **overrides: str) -> Flask:
+    """The app on ``redis_url`` (None: the embedded store), seeded games allowed and
+    rate limits off unless ``overrides`` say otherwise."""
+    env = {"ALLOW_SEEDED_GAMES": "true", "RATE_LIMITS": "false", **overrides}
+    if redis_url is not None:
+        env["REDIS_URL"] = redis_url
+    config = Config.from_env(env)
     app = create_app(config, GameStore(connect(config), config=config))
     app.testing = True
     return app
-
-
-@pytest.fixture
-def app(redis_client: redis.Redis, redis_url: str) -> Flask:
-    return make_app(redis_url)
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
 
 
 @dataclass

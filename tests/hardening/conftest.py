@@ -1,5 +1,5 @@
-"""Fixtures of the hardening tests: the app on the test Redis (rate limits off unless
-asked), games created through the API, and raw snapshots of a game in Redis."""
+"""Fixtures of the hardening tests: games created through the API (on the ``client``
+of tests/conftest.py), and raw snapshots of a game in Redis."""
 
 from __future__ import annotations
 
@@ -8,24 +8,10 @@ from typing import Any
 
 import pytest
 import redis
-from flask import Flask
 from flask.testing import FlaskClient
 
-from service.app import create_app
-from service.config import Config
-from service.store import GameStore, connect
 from service.store.keys import EVENTS, STATE, key
 from tests.api.conftest import Game, create_game
-
-
-def hardened_app(redis_url: str | None, **overrides: str) -> Flask:
-    env = {"ALLOW_SEEDED_GAMES": "true", "RATE_LIMITS": "false", **overrides}
-    if redis_url is not None:
-        env["REDIS_URL"] = redis_url
-    config = Config.from_env(env)
-    app = create_app(config, GameStore(connect(config), config=config))
-    app.testing = True
-    return app
 
 
 def snapshot(client: redis.Redis, game_id: str) -> tuple[Any, ...]:
@@ -34,16 +20,6 @@ def snapshot(client: redis.Redis, game_id: str) -> tuple[Any, ...]:
         client.hgetall(key(game_id, STATE)),
         client.xrange(key(game_id, EVENTS)),
     )
-
-
-@pytest.fixture
-def app(redis_client: redis.Redis, redis_url: str) -> Flask:
-    return hardened_app(redis_url)
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from service.engine.cards import parse_cards
-from tests.hardening.conftest import hardened_app, snapshot
+from tests.api.conftest import make_app
+from tests.hardening.conftest import snapshot
 
 GOOD = {"type": "draw", "source": "stock"}
 MOVE_JSON = {"Content-Type": "application/json"}
@@ -302,7 +303,7 @@ def test_garbage_conditional_headers_on_reads(make_game, client):
 
 
 def test_body_limit_is_configurable(redis_client, redis_url):
-    app = hardened_app(redis_url, MAX_BODY_BYTES="2048")
+    app = make_app(redis_url, MAX_BODY_BYTES="2048")
     client = app.test_client()
     players = [{"name": "n" * 40}] * 8
     response = client.post(

@@ -17,8 +17,7 @@ import pytest
 import requests
 
 from bench.soak import Gunicorn, verify_game
-from tests.api.conftest import create_game
-from tests.hardening.conftest import hardened_app
+from tests.api.conftest import create_game, make_app
 from tests.redis_server import LostReply, RedisServer, redis_server_binary
 
 pytestmark = pytest.mark.skipif(redis_server_binary() is None, reason="needs redis-server")
@@ -46,7 +45,7 @@ def _next_move(game: Any) -> tuple[int, dict[str, Any]]:
 
 
 def test_redis_killed_and_restarted_mid_game(own_redis):
-    app = hardened_app(own_redis.url, RATE_LIMITS="true")
+    app = make_app(own_redis.url, RATE_LIMITS="true")
     client = app.test_client()
     game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="fault-redis")
     seed = "fault-redis"

@@ -10,8 +10,7 @@ from service.app import create_app
 from service.config import Config
 from service.store import GameStore, connect
 from service.store.keys import EVENTS, STATE, key
-from tests.api.conftest import create_game
-from tests.hardening.conftest import hardened_app
+from tests.api.conftest import create_game, make_app
 
 PLAYERS = [{"name": "a"}, {"name": "b"}]
 
@@ -24,7 +23,7 @@ def _limited(response) -> None:
 
 
 def test_create_and_join_are_limited_per_ip(redis_client, redis_url):
-    app = hardened_app(
+    app = make_app(
         redis_url, RATE_LIMITS="true", RATE_LIMIT_CREATE="3/minute", RATE_LIMIT_JOIN="2/minute"
     )
     client = app.test_client()
@@ -51,7 +50,7 @@ def test_create_and_join_are_limited_per_ip(redis_client, redis_url):
 
 
 def test_moves_are_limited_per_token(redis_client, redis_url):
-    app = hardened_app(redis_url, RATE_LIMITS="true", RATE_LIMIT_MOVES="3/minute")
+    app = make_app(redis_url, RATE_LIMITS="true", RATE_LIMIT_MOVES="3/minute")
     client = app.test_client()
     game = create_game(client, PLAYERS, seed="limits")
     seat = game.public()["round"]["turn"]
@@ -67,14 +66,14 @@ def test_moves_are_limited_per_token(redis_client, redis_url):
 
 
 def test_limits_off_with_rate_limits_false(redis_client, redis_url):
-    app = hardened_app(redis_url, RATE_LIMITS="false", RATE_LIMIT_CREATE="1/minute")
+    app = make_app(redis_url, RATE_LIMITS="false", RATE_LIMIT_CREATE="1/minute")
     client = app.test_client()
     for _ in range(5):
         assert client.post("/v1/games", json={"players": PLAYERS}).status_code == 201
 
 
 def test_limits_with_the_embedded_store_use_memory():
-    app = hardened_app(None, RATE_LIMITS="true", RATE_LIMIT_CREATE="2/minute")
+    app = make_app(None, RATE_LIMITS="true", RATE_LIMIT_CREATE="2/minute")
     client = app.test_client()
     for _ in range(2):
         assert client.post("/v1/games", json={"players": PLAYERS}).status_code == 201

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.api.conftest import create_game
-from tests.hardening.conftest import card_codes, hardened_app
+from tests.api.conftest import create_game, make_app
+from tests.hardening.conftest import card_codes
 
 SECURITY = {
     "X-Content-Type-Options": "nosniff",
@@ -144,7 +144,7 @@ def test_idempotent_replays_keep_tokens_masked_in_redis(client, redis_client):
 
 
 def test_rate_limit_keys_never_hold_tokens(redis_client, redis_url):
-    app = hardened_app(redis_url, RATE_LIMITS="true")
+    app = make_app(redis_url, RATE_LIMITS="true")
     client = app.test_client()
     game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="rl")
     game.move(0, {"type": "draw", "source": "stock"})
@@ -190,13 +190,13 @@ def test_security_headers_on_every_answer(client):
 
 def test_cors_off_by_default_and_only_for_configured_origins(redis_client, redis_url):
     evil = {"Origin": "https://evil.example"}
-    plain = hardened_app(redis_url).test_client()
+    plain = make_app(redis_url).test_client()
     for response in (
         plain.get("/v1/rulesets", headers=evil),
         plain.options("/v1/games", headers={**evil, "Access-Control-Request-Method": "POST"}),
     ):
         assert "Access-Control-Allow-Origin" not in response.headers
-    allowed = hardened_app(redis_url, CORS_ORIGINS="https://good.example").test_client()
+    allowed = make_app(redis_url, CORS_ORIGINS="https://good.example").test_client()
     good = allowed.get("/v1/rulesets", headers={"Origin": "https://good.example"})
     assert good.headers["Access-Control-Allow-Origin"] == "https://good.example"
     assert "Access-Control-Allow-Origin" not in allowed.get("/v1/rulesets", headers=evil).headers

@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.hardening.conftest import hardened_app
+from tests.api.conftest import make_app
 
 CHECKS = [
     not_a_server_error,
@@ -194,7 +194,7 @@ class ApiMachine(RuleBasedStateMachine):
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_api_state_machine(redis_client, redis_url):
-    ApiMachine.app = hardened_app(redis_url)
+    ApiMachine.app = make_app(redis_url)
     ApiMachine.schema = schemathesis.openapi.from_wsgi("/openapi.json", ApiMachine.app)
     test = ApiMachine.TestCase
     test.settings = settings(
