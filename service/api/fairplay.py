@@ -12,6 +12,7 @@ from marshmallow import Schema, fields, validate
 from service import bots
 from service.api import schemas
 from service.api.blueprint import Blueprint
+from service.api.context import store
 from service.api.games import ERRORS_PLAYER, ERRORS_READ, _document_errors
 from service.api.persistence import (
     Outcome,
@@ -22,7 +23,6 @@ from service.api.persistence import (
     json_response,
     require_seat,
     snapshot,
-    store,
     unauthorized,
 )
 from service.engine.records import Event

@@ -17,7 +17,7 @@ from marshmallow import ValidationError
 
 from service.api import metrics, schemas
 from service.api.blueprint import Blueprint
-from service.api.context import call
+from service.api.context import call, services, store
 from service.api.persistence import (
     Idempotency,
     Outcome,
@@ -31,9 +31,7 @@ from service.api.persistence import (
     replay,
     require_seat,
     saved_answer,
-    services,
     snapshot,
-    store,
     unauthorized,
 )
 from service.api.problems import ApiError

@@ -18,7 +18,7 @@ import orjson
 from flask import Response
 from werkzeug.http import parse_etags
 
-from service.api.context import Services, call, services, store
+from service.api.context import call, store
 from service.api.problems import ApiError
 from service.engine.records import Event
 from service.fairplay import apply_timeouts
@@ -27,9 +27,6 @@ from service.store import GameNotFound, IdempotentReplay, VersionConflict
 
 MAX_ATTEMPTS = 4
 IDEMPOTENCY_KEY_MAX = 255
-
-
-__all__ = ["Services", "services", "store"]  # re-exported for the handlers
 
 
 def json_response(
