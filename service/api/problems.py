@@ -186,8 +186,7 @@ def answer_for(exc: Exception) -> Response:
 
 
 def register(app: Flask) -> None:
-    """Install :func:`answer_for` as the app's error handler (after
-    flask-smorest's, which it replaces)."""
-    for kind in (ApiError, engine.EngineError, GameNotFound, StoreUnavailable, HTTPException):
-        app.register_error_handler(kind, answer_for)
+    """Install :func:`answer_for` as the app's error handler: for every exception,
+    and for HTTPException too, replacing the handler flask-smorest registered."""
+    app.register_error_handler(HTTPException, answer_for)
     app.register_error_handler(Exception, answer_for)
