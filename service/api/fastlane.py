@@ -19,7 +19,6 @@ turns the lane off.
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -80,14 +79,13 @@ class FastLane:
 
     def _read_body(self, environ: dict[str, Any]) -> bytes | None:
         """The body, or None when Flask should handle the request (no length,
-        too long, chunked...); then ``wsgi.input`` is left readable for it."""
+        too long, chunked...); then ``wsgi.input`` is left unread for it."""
         length = environ.get("CONTENT_LENGTH", "")
         if not length.isdigit() or int(length) > self.max_body:
             return None
         if environ.get("HTTP_TRANSFER_ENCODING"):
             return None
         body: bytes = environ["wsgi.input"].read(int(length))
-        environ["wsgi.input"] = io.BytesIO(body)
         return body
 
 
