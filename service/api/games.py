@@ -125,13 +125,10 @@ class Games(MethodView):
             )
             if not store().save_creation_record(idem.key_hash, saved):
                 return _replay_creation(idem, store().creation_record(idem.key_hash) or saved)
-        try:
+        if idem is None:
             store().create(record.id, doc, payload, **snapshot(record, 1))
-        except GameExists:
-            if idem is None:
-                raise
-            # A retry of this very request found the record saved above and
-            # created the game from it first (_replay_creation): same document.
+        else:
+            _create_recorded(record, doc, payload)
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 
@@ -142,14 +139,22 @@ def _replay_creation(idem: Idempotency, raw: bytes) -> Response:
     saved = orjson.loads(raw)
     fingerprint = bytes.fromhex(saved["fingerprint"])
     if fingerprint == idem.fingerprint and store().load(saved["game_id"]) is None:
+        doc = saved["doc"].encode()
         events = [(e.encode(), seat) for e, seat in saved["events"]]
-        try:
-            doc = saved["doc"].encode()
-            record = GameRecord.from_bytes(doc)
-            store().create(saved["game_id"], doc, events, **snapshot(record, 1))
-        except GameExists:
-            pass
+        _create_recorded(GameRecord.from_bytes(doc), doc, events)
     return replay(idem, fingerprint, raw)
+
+
+def _create_recorded(
+    record: GameRecord, doc: bytes, events: list[tuple[bytes, int | None]]
+) -> None:
+    """Create the game of a saved creation record.  The first attempt and its
+    retries may race to do it; the id is the record's own, so a game already
+    there is this one, made from the same document."""
+    try:
+        store().create(record.id, doc, events, **snapshot(record, 1))
+    except GameExists:
+        pass
 
 
 @blp.route("/<game_id:game_id>")
