@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from tests.api.conftest import create_game
 
 
@@ -184,10 +186,10 @@ def test_ops_endpoints(client):
 
 def _sample(text: str, name: str, **labels: str) -> float:
     """The value of one sample of the Prometheus text exposition (0 if absent)."""
-    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
-    for line in text.splitlines():
-        if line.startswith(f"{name}{{") and line.split("}")[0] == f"{name}{{{want}":
-            return float(line.rsplit(" ", 1)[1])
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
     return 0.0
 
 
