@@ -1,23 +1,24 @@
 """The request being answered, as the handlers see it, with or without Flask.
 
 Handlers read the request through :func:`call` (headers, body, path) and reach
-Redis through :func:`store`.  Under Flask these wrap ``flask.request`` and the
-app's services; the fast lane (:mod:`service.api.fastlane`), which answers the
-hottest requests straight from WSGI, binds a :class:`Call` for the duration of
-its request with :func:`bound`.  Either way the same handler code runs.
+Redis through :func:`store`.  The :class:`Call` of a request is kept in its WSGI
+environ, which the middleware makes current for the request
+(:data:`service.logs.CURRENT_REQUEST`).  The fast lane
+(:mod:`service.api.fastlane`), which answers the hottest requests straight
+from WSGI, puts its own Call there; otherwise one is made from Flask's request
+on first use.  Either way the same handler code runs.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app, request
 
 from service.config import Config
+from service.logs import CURRENT_REQUEST
 from service.store import GameStore
 
 CALL_KEY = "t13.call"
@@ -59,30 +60,16 @@ class Call:
         return self._body
 
 
-_bound: ContextVar[Call | None] = ContextVar("t13_call", default=None)
-
-
 def call() -> Call:
     """The request being answered (the fast lane's, else Flask's)."""
-    found = _bound.get()
-    if found is not None:
-        return found
-    environ = request.environ
+    environ = CURRENT_REQUEST.get()
+    if environ is None:  # an app driven without the middleware
+        environ = request.environ
     made = environ.get(CALL_KEY)
     if made is None:
         made = Call(environ, current_app.extensions["t13"], lambda: request.get_data(cache=True))
         environ[CALL_KEY] = made
     return made  # type: ignore[no-any-return]
-
-
-@contextlib.contextmanager
-def bound(current: Call) -> Iterator[Call]:
-    """Make ``current`` the request that :func:`call` returns, for this block."""
-    token = _bound.set(current)
-    try:
-        yield current
-    finally:
-        _bound.reset(token)
 
 
 def services() -> Services:

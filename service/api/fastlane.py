@@ -28,7 +28,7 @@ from werkzeug.datastructures import Headers
 from werkzeug.http import remove_entity_headers
 
 from service.api import games, problems
-from service.api.context import Call, Services, bound
+from service.api.context import CALL_KEY, Call, Services
 from service.api.middleware import ROUTE_KEY, StartResponse, WSGIApp
 from service.games import GAME_ID_PATTERN
 
@@ -70,11 +70,11 @@ class FastLane:
             body = body_or_none
         handler, template = route
         environ[ROUTE_KEY] = template
-        with bound(Call(environ, self.services, lambda: body)):
-            try:
-                response = handler(match.group(1))
-            except Exception as exc:  # mapped exactly as Flask's error handlers map it
-                response = problems.answer_for(exc)
+        environ[CALL_KEY] = Call(environ, self.services, lambda: body)
+        try:
+            response = handler(match.group(1))
+        except Exception as exc:  # mapped exactly as Flask's error handlers map it
+            response = problems.answer_for(exc)
         return _send(response, start_response)
 
     def _read_body(self, environ: dict[str, Any]) -> bytes | None:
