@@ -14,7 +14,10 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
 
 Every write is one Lua script (EVALSHA via ``register_script``) that touches only
 its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write
-refreshes the game's TTL.
+refreshes the game's TTL.  The reads and the commit that views and moves spend
+go over :class:`~service.store.link.Link` (each thread's own connection) on a
+plain Redis, and through the client itself on Redis Cluster and the embedded
+store.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from service.store.errors import (
     IdempotentReplay,
     VersionConflict,
 )
+from service.store.link import Link, ScriptCall, link_for
 from service.store.shutdown import SHUTTING_DOWN
 
 Event = bytes | tuple[bytes, int | None]
@@ -176,6 +180,9 @@ class GameStore:
         self.idempotency_ttl_seconds = idempotency_ttl_seconds or cfg.idempotency_ttl_seconds
         self._lock = threading.Lock()
         self._client: RedisClient | None = None
+        self._link: Link | None = None
+        self._create: ScriptCall
+        self._commit: ScriptCall
         if client is not None:
             self._bind(client)
 
@@ -185,9 +192,24 @@ class GameStore:
         return cls(config=config)
 
     def _bind(self, client: RedisClient) -> None:
+        self._link = link_for(client)
         self._create = client.register_script(CREATE_SCRIPT)
-        self._commit = client.register_script(COMMIT_SCRIPT)
+        commit = client.register_script(COMMIT_SCRIPT)
+        self._commit = commit if self._link is None else self._link.script(commit)
         self._client = client
+
+    def _fetch(self, *commands: tuple[Any, ...]) -> list[Any]:
+        """Replies to read-only ``commands`` sent in one round trip (over the
+        :class:`~service.store.link.Link` when there is one)."""
+        client = self.client
+        if self._link is not None:
+            return self._link.execute(*commands)
+        if len(commands) == 1:
+            return [client.execute_command(*commands[0])]
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return list(pipe.execute())
 
     def _ensure_connected(self) -> RedisClient:
         if self._client is None:
@@ -246,8 +268,8 @@ class GameStore:
         """``(version, turn deadline, public view)`` saved with the last change, or
         None if there is no game (one round trip, without the document)."""
         with translate_errors():
-            version, deadline, public = self.client.hmget(
-                keys.key(game_id, keys.STATE), "v", "t", "p"
+            [(version, deadline, public)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p")
             )
         if version is None:
             return None
@@ -256,7 +278,7 @@ class GameStore:
     def load(self, game_id: str) -> tuple[int, bytes] | None:
         """``(version, document)`` of a game, or None if there is none (one round trip)."""
         with translate_errors():
-            version, doc = self.client.hmget(keys.key(game_id, keys.STATE), "v", "d")
+            [(version, doc)] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), "v", "d"))
         if version is None or doc is None:
             return None
         return int(version), doc
@@ -270,10 +292,10 @@ class GameStore:
         ``(fingerprint, response)`` or None.
         """
         with translate_errors():
-            pipe = self.client.pipeline(transaction=False)
-            pipe.hmget(keys.key(game_id, keys.STATE), "v", "d")
-            pipe.hmget(keys.key(game_id, keys.idem_part(key_hash)), "f", "r")
-            (version, doc), (fingerprint, response) = pipe.execute()
+            (version, doc), (fingerprint, response) = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "d"),
+                ("HMGET", keys.key(game_id, keys.idem_part(key_hash)), "f", "r"),
+            )
         game = None if version is None or doc is None else (int(version), doc)
         record = None if fingerprint is None or response is None else (fingerprint, response)
         return game, record

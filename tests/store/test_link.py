@@ -1,0 +1,97 @@
+"""The store's hot path to Redis (service.store.link) against a real redis-server."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import fakeredis
+import pytest
+import redis
+
+from service.config import Config
+from service.store import GameStore, connect, key
+from service.store import link as link_module
+from service.store.link import Link, link_for
+
+
+@pytest.fixture
+def link(config: Config, redis_client: redis.Redis) -> Iterator[Link]:
+    client = connect(config)
+    found = link_for(client)
+    assert found is not None
+    try:
+        yield found
+    finally:
+        client.close()
+
+
+def connection_id(link: Link) -> int:
+    [client_id] = link.execute(("CLIENT", "ID"))
+    return int(client_id)
+
+
+def test_only_a_plain_client_gets_a_link(config: Config) -> None:
+    assert isinstance(link_for(connect(config)), Link)
+    assert link_for(fakeredis.FakeRedis()) is None
+
+
+def test_commands_of_one_call_share_a_round_trip(link: Link, redis_client: redis.Redis) -> None:
+    redis_client.hset("t13:{g}:state", mapping={"v": 3, "d": b"doc"})
+    assert link.execute(("HMGET", "t13:{g}:state", "v", "d"), ("HMGET", "t13:{g}:idem:x", "f")) == [
+        [b"3", b"doc"],
+        [None],
+    ]
+
+
+def test_a_thread_keeps_its_connection_and_threads_do_not_share(link: Link) -> None:
+    mine = connection_id(link)
+    assert connection_id(link) == mine
+    theirs: list[int] = []
+    worker = threading.Thread(target=lambda: theirs.append(connection_id(link)))
+    worker.start()
+    worker.join()
+    assert theirs and theirs[0] != mine
+
+
+def test_a_forked_child_takes_a_connection_of_its_own(
+    link: Link, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = connection_id(link)
+    monkeypatch.setattr(link_module.os, "getpid", lambda: -1)  # as in a child after fork
+    assert connection_id(link) != parent
+
+
+def test_a_dropped_connection_is_replaced_and_the_command_retried(
+    link: Link, redis_client: redis.Redis
+) -> None:
+    redis_client.set("t13:k", b"v")
+    first = connection_id(link)
+    assert redis_client.client_kill_filter(_id=str(first)) == 1
+    assert link.execute(("GET", "t13:k")) == [b"v"]
+    assert connection_id(link) != first
+
+
+def test_an_error_reply_raises_after_every_reply_is_read(
+    link: Link, redis_client: redis.Redis
+) -> None:
+    redis_client.set("t13:string", b"x")
+    redis_client.set("t13:k", b"v")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        link.execute(("HMGET", "t13:string", "v"), ("GET", "t13:k"))
+    # the second reply was consumed: the connection answers the next call in step
+    assert link.execute(("GET", "t13:k"), ("GET", "t13:string")) == [b"v", b"x"]
+
+
+def test_a_script_unknown_to_redis_is_loaded_and_run(
+    config: Config, redis_client: redis.Redis, _redis_target: object
+) -> None:
+    if not getattr(_redis_target, "owned", False):
+        pytest.skip("SCRIPT FLUSH only on the suite's own redis-server")
+    client = connect(config)
+    store = GameStore(client, config=config)
+    store.create("g1", b"doc")
+    redis_client.script_flush()
+    assert store.commit("g1", 1, b"doc2") == 2
+    assert redis_client.hget(key("g1", "state"), "v") == b"2"
+    client.close()
