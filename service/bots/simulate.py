@@ -3,12 +3,15 @@
     three-thirteen-sim --players strong,basic,random --games 100 --seed 7 \\
         --ruleset classic --option extra_rounds=1 --jobs 2
 
-Each game gets its own seed derived from ``--seed`` and its number, and the
-levels rotate around the table from game to game so no level keeps a seat.
-Every bot decides from its own seat's view (:func:`service.engine.view.observe`)
-plus the game's public events so far.  The summary gives, per level, the mean
-total per game with a 95% confidence interval and the win rate (a shared win
-counts for every winner).
+Games are played in the duplicate format of bridge tournaments: each deal
+(a seed derived from ``--seed`` and the deal's number; it fixes the dealer and
+every round's shuffle) is played once per rotation of the levels around the
+table, so every level holds every seat's cards of every deal and the luck of
+the cards cancels out of the comparison.  Every bot decides from its own seat's
+view (:func:`service.engine.view.observe`) plus the game's public events so far.
+The summary gives, per level, the mean total per game with a 95% confidence
+interval taken over deals (the games of one deal are not independent), and the
+win rate per game (a shared win counts for every winner).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class Outcome:
     totals: list[int]
     winners: list[int]
     decision_times: list[tuple[str, int, float]] = field(default_factory=list)
+    deal: int = 0  # games of one deal share their cards (duplicate format)
 
 
 def _public(events: list[Event]) -> list[dict[str, Any]]:
@@ -91,9 +95,11 @@ def seating(levels: Sequence[str], index: int) -> tuple[str, ...]:
     return tuple(levels[k:]) + tuple(levels[:k])
 
 
-def _play_one(job: tuple[tuple[str, ...], Options, str, bool]) -> Outcome:
-    levels, options, seed, timed = job
-    return play_game(levels, options, seed, timed=timed)
+def _play_one(job: tuple[tuple[str, ...], Options, str, bool, int]) -> Outcome:
+    levels, options, seed, timed, deal = job
+    outcome = play_game(levels, options, seed, timed=timed)
+    outcome.deal = deal
+    return outcome
 
 
 def run_games(
@@ -105,8 +111,16 @@ def run_games(
     jobs: int = 1,
     timed: bool = False,
 ) -> Iterator[Outcome]:
-    """Play ``games`` games, yielding outcomes as they finish (in game order)."""
-    work = [(seating(levels, i), options, game_seed(seed, i), timed) for i in range(games)]
+    """Play ``games`` games, yielding outcomes as they finish (in game order).
+
+    Game ``i`` plays deal ``i // len(levels)`` with the levels rotated by
+    ``i % len(levels)``: a full set of games per deal when ``games`` is a
+    multiple of the number of seats."""
+    n = len(levels)
+    work = [
+        (seating(levels, i % n), options, game_seed(seed, i // n), timed, i // n)
+        for i in range(games)
+    ]
     if jobs <= 1:
         for job in work:
             yield _play_one(job)
@@ -123,61 +137,69 @@ class LevelStats:
     ci95: float
     wins: int
     seats: int
+    deals: int
 
     @property
     def win_rate(self) -> float:
         return self.wins / self.games if self.games else 0.0
 
 
+def _per_deal(outcomes: Sequence[Outcome], level: str) -> dict[int, float]:
+    """Per deal, the mean total of ``level``'s seats over that deal's games."""
+    sums: dict[int, list[float]] = {}
+    for out in outcomes:
+        totals = [t for t, lv in zip(out.totals, out.levels, strict=True) if lv == level]
+        if totals:
+            sums.setdefault(out.deal, []).append(sum(totals) / len(totals))
+    return {deal: statistics.fmean(values) for deal, values in sums.items()}
+
+
+def _mean_ci(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and 95% confidence half-width (normal approximation)."""
+    n = len(values)
+    sd = statistics.stdev(values) if n > 1 else 0.0
+    return statistics.fmean(values), 1.96 * sd / math.sqrt(n)
+
+
 def summarize(outcomes: Sequence[Outcome]) -> list[LevelStats]:
     """Per level: mean total per game (seats of one level averaged within a game),
-    its 95% confidence interval, and the number of games the level won."""
-    per_game: dict[str, list[float]] = {}
+    its 95% confidence interval over deals, and the number of games the level won."""
+    games: dict[str, int] = {}
     wins: dict[str, int] = {}
     seats: dict[str, int] = {}
     for out in outcomes:
-        by_level: dict[str, list[int]] = {}
-        for seat, level in enumerate(out.levels):
-            by_level.setdefault(level, []).append(out.totals[seat])
-        for level, totals in by_level.items():
-            per_game.setdefault(level, []).append(sum(totals) / len(totals))
-            seats[level] = len(totals)
+        for level in set(out.levels):
+            games[level] = games.get(level, 0) + 1
+            seats[level] = out.levels.count(level)
             won = any(out.levels[w] == level for w in out.winners)
             wins[level] = wins.get(level, 0) + int(won)
     rows = []
-    for level, values in per_game.items():
-        n = len(values)
-        mean = statistics.fmean(values)
-        sd = statistics.stdev(values) if n > 1 else 0.0
+    for level in games:
+        by_deal = _per_deal(outcomes, level)
+        mean, ci = _mean_ci(list(by_deal.values()))
         rows.append(
-            LevelStats(
-                level, n, mean, 1.96 * sd / math.sqrt(n) if n else 0.0, wins[level], seats[level]
-            )
+            LevelStats(level, games[level], mean, ci, wins[level], seats[level], len(by_deal))
         )
     rows.sort(key=lambda r: r.mean)
     return rows
 
 
 def paired_difference(outcomes: Sequence[Outcome], a: str, b: str) -> tuple[float, float]:
-    """Mean and 95% CI half-width of (mean total of ``a`` - mean total of ``b``) per game."""
-    diffs = []
-    for out in outcomes:
-        ta = [t for t, lv in zip(out.totals, out.levels, strict=True) if lv == a]
-        tb = [t for t, lv in zip(out.totals, out.levels, strict=True) if lv == b]
-        diffs.append(sum(ta) / len(ta) - sum(tb) / len(tb))
-    sd = statistics.stdev(diffs) if len(diffs) > 1 else 0.0
-    return statistics.fmean(diffs), 1.96 * sd / math.sqrt(len(diffs))
+    """Mean and 95% CI half-width of (mean total of ``a`` - mean total of ``b``)
+    per deal."""
+    da, db = _per_deal(outcomes, a), _per_deal(outcomes, b)
+    return _mean_ci([da[deal] - db[deal] for deal in da if deal in db])
 
 
 def format_table(rows: Sequence[LevelStats]) -> str:
     """A Markdown table of :func:`summarize` rows."""
     lines = [
-        "| level | seats | games | mean total ± 95% CI | win rate |",
-        "|---|---:|---:|---:|---:|",
+        "| level | seats | games | deals | mean total ± 95% CI | win rate |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r.level} | {r.seats} | {r.games} | {r.mean:.1f} ± {r.ci95:.1f} | "
+            f"| {r.level} | {r.seats} | {r.games} | {r.deals} | {r.mean:.1f} ± {r.ci95:.1f} | "
             f"{100 * r.win_rate:.1f}% ({r.wins}) |"
         )
     return "\n".join(lines)

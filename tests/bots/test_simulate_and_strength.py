@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import statistics
+
 import pytest
 
 from service.bots import simulate
@@ -30,14 +33,33 @@ def test_simulator_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None
     assert "grandmaster" in capsys.readouterr().err
 
 
-def test_summary_statistics() -> None:
+def test_summary_statistics_are_taken_per_deal() -> None:
     outcomes = [
-        simulate.Outcome(("a", "b"), [10, 20], [0]),
-        simulate.Outcome(("b", "a"), [30, 20], [1]),
+        simulate.Outcome(("a", "b"), [10, 20], [0], deal=0),
+        simulate.Outcome(("b", "a"), [30, 20], [1], deal=0),
+        simulate.Outcome(("a", "b"), [6, 40], [0], deal=1),
+        simulate.Outcome(("b", "a"), [50, 4], [1], deal=1),
     ]
     rows = {r.level: r for r in simulate.summarize(outcomes)}
-    assert rows["a"].mean == 15 and rows["a"].wins == 2 and rows["b"].wins == 0
-    assert rows["b"].mean == 25 and rows["b"].ci95 > 0
+    # a: deal 0 -> (10 + 20) / 2 = 15, deal 1 -> (6 + 4) / 2 = 5
+    assert rows["a"].mean == 10 and rows["a"].wins == 4 and rows["b"].wins == 0
+    assert (rows["a"].games, rows["a"].deals) == (4, 2)
+    # b: deal 0 -> 25, deal 1 -> 45; the interval comes from the spread of deals
+    assert rows["b"].mean == 35
+    assert rows["b"].ci95 == pytest.approx(1.96 * statistics.stdev([25, 45]) / math.sqrt(2))
+    mean, ci = simulate.paired_difference(outcomes, "b", "a")
+    assert mean == 25 and ci == pytest.approx(1.96 * statistics.stdev([10, 40]) / math.sqrt(2))
+
+
+def test_games_of_a_deal_share_the_seed_and_rotate_the_seats() -> None:
+    options = Options(max_turns_per_round=4)
+    outcomes = list(simulate.run_games(("strong", "basic", "random"), options, 6, "dup"))
+    assert [o.deal for o in outcomes] == [0, 0, 0, 1, 1, 1]
+    assert {o.levels for o in outcomes[:3]} == {
+        ("strong", "basic", "random"),
+        ("basic", "random", "strong"),
+        ("random", "strong", "basic"),
+    }
 
 
 def test_basic_beats_random_over_short_games() -> None:
