@@ -15,7 +15,7 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
 Every write is one Lua script (EVALSHA via ``register_script``) that touches only
 its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write
 refreshes the game's TTL.  The reads and the commit that views and moves spend
-go over :class:`~service.store.link.Link` (each thread's own connection) on a
+go over :class:`~service.store.link.Link` (connections of its own) on a
 plain Redis, and through the client itself on Redis Cluster and the embedded
 store.
 """

@@ -1,4 +1,4 @@
-"""The hot path to Redis: each thread's own connection, without the client's per-call machinery.
+"""The hot path to Redis: idle connections of its own, without the client's per-call machinery.
 
 redis-py's ``Redis.execute_command`` wraps every command in a connection-pool
 checkout and release, a retry closure, event dispatch and (since 8.x)
@@ -6,7 +6,7 @@ observability hooks: measured here at about 70 µs of CPU per command, more
 than the command's own socket work (``bench/redis_link_bench.py``).  The
 requests a game client repeats -- views and moves -- cost one or two round
 trips each, so :class:`Link` sends those commands (``HMGET``, a pipeline of
-them, ``EVALSHA``) over a connection the calling thread keeps for itself.
+them, ``EVALSHA``) straight over an idle connection of its own.
 
 Everything that matters is still redis-py's: the ``Connection`` (packing,
 hiredis parsing, timeouts, health checks, reconnecting) and its ``Retry``
@@ -21,7 +21,6 @@ client as it is (:func:`link_for` returns None for them).
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,25 +34,28 @@ ScriptCall = Callable[..., Any]
 
 
 class Link:
-    """Round trips over the calling thread's own connection from ``client``'s pool.
+    """Round trips over connections of this link's own, made like ``client``'s.
 
-    A connection is taken from the pool the first time a thread (of this
-    process: a forked child takes its own) sends a command, and kept for the
-    thread's life; a gthread worker has a fixed set of threads, so a worker
-    holds at most that many connections, as it would under load anyway.
+    A call takes an idle connection (or makes one with the client pool's
+    class and settings) and puts it back when done: as many connections as
+    calls run at once, whether the server keeps its threads (gunicorn's
+    gthread) or starts one per request.  A forked child drops its parent's
+    idle connections and makes its own.
     """
 
     def __init__(self, client: redis.Redis) -> None:
-        self._client = client
         self._pool = client.connection_pool
-        self._local = threading.local()
+        self._idle: list[Any] = []
+        self._pid = os.getpid()
 
-    def _connection(self) -> Any:
-        held = getattr(self._local, "held", None)
-        pid = os.getpid()
-        if held is None or held[0] != pid:
-            held = self._local.held = (pid, self._pool.get_connection())
-        return held[1]
+    def _take(self) -> Any:
+        if self._pid != os.getpid():  # forked: those sockets are the parent's
+            self._idle, self._pid = [], os.getpid()
+        try:
+            return self._idle.pop()  # atomic: the GIL makes list.pop/append thread-safe
+        except IndexError:
+            pool = self._pool
+            return pool.connection_class(**pool.connection_kwargs)
 
     def execute(self, *commands: Command) -> list[Any]:
         """Send ``commands`` in one round trip; their replies, in order.
@@ -62,12 +64,15 @@ class Link:
         connection stays in step); a connection error or timeout is retried
         on a new connection as redis-py retries any command.
         """
-        conn = self._connection()
-        packed = conn.pack_commands(commands)
-        return conn.retry.call_with_retry(  # type: ignore[no-any-return]
-            lambda: _round_trip(conn, packed, len(commands)),
-            lambda _error: conn.disconnect(),
-        )
+        conn = self._take()
+        try:
+            packed = conn.pack_commands(commands)
+            return conn.retry.call_with_retry(  # type: ignore[no-any-return]
+                lambda: _round_trip(conn, packed, len(commands)),
+                lambda _error: conn.disconnect(),
+            )
+        finally:
+            self._idle.append(conn)
 
     def script(self, script: Script) -> ScriptCall:
         """``script`` run by ``EVALSHA`` over this link (loaded through the client

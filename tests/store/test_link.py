@@ -44,14 +44,31 @@ def test_commands_of_one_call_share_a_round_trip(link: Link, redis_client: redis
     ]
 
 
-def test_a_thread_keeps_its_connection_and_threads_do_not_share(link: Link) -> None:
+def test_sequential_calls_reuse_a_connection_and_concurrent_ones_do_not(link: Link) -> None:
     mine = connection_id(link)
     assert connection_id(link) == mine
-    theirs: list[int] = []
-    worker = threading.Thread(target=lambda: theirs.append(connection_id(link)))
-    worker.start()
-    worker.join()
-    assert theirs and theirs[0] != mine
+    inside: list[int] = []
+
+    def nested() -> None:  # a second call while the first holds its connection
+        inside.append(connection_id(link))
+
+    outer = link._take()
+    try:
+        nested()
+    finally:
+        link._idle.append(outer)
+    assert inside and inside[0] != mine
+
+
+def test_a_thread_per_request_server_does_not_pile_up_connections(
+    link: Link, redis_client: redis.Redis
+) -> None:
+    before = len(redis_client.client_list())
+    for _ in range(50):  # werkzeug's dev server: a new thread for every request
+        worker = threading.Thread(target=lambda: link.execute(("PING",)))
+        worker.start()
+        worker.join()
+    assert len(redis_client.client_list()) - before <= 1
 
 
 def test_a_forked_child_takes_a_connection_of_its_own(
@@ -59,7 +76,9 @@ def test_a_forked_child_takes_a_connection_of_its_own(
 ) -> None:
     parent = connection_id(link)
     monkeypatch.setattr(link_module.os, "getpid", lambda: -1)  # as in a child after fork
-    assert connection_id(link) != parent
+    child = connection_id(link)
+    assert child != parent
+    assert connection_id(link) == child
 
 
 def test_a_dropped_connection_is_replaced_and_the_command_retried(
