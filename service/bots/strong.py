@@ -12,7 +12,8 @@ public events as ``history``:
   unseen cards (weighted by how many copies remain unseen), of the deadwood
   left after the best discard.  The top discard is taken only when it beats
   that expectation.
-- **Discards.**  Each candidate discard is scored by the deadwood it leaves,
+- **Discards.**  The three discards leaving the least deadwood (a fourth or
+  fifth was almost never the choice) are each scored by the deadwood left,
   minus the expected improvement of the remaining hand from the next draw
   (its "outs": this keeps pairs and run pieces whose missing cards are still
   live, and drops those whose cards are already dead in the discard pile), plus
@@ -45,7 +46,7 @@ TAKE_MARGIN = 0.25  # the top discard must beat a stock draw by this much
 # With 3 or more players (two decks, any of several opponents may end the round):
 DANGER_MULTI = 0.0  # scale of the feeding penalty (picks are a weak signal there)
 OUT_BONUS = 10.0  # points per unit chance of going out on the next draw
-CANDIDATES = 5  # discards examined in depth
+CANDIDATES = 3  # discards examined in depth (the best by deadwood left)
 FEED_SET = 3.0  # points of danger: the next player collects this rank
 FEED_RUN = 2.0  # ... or cards next to it in its suit
 SPURN = 2.0  # relief: the next player threw this rank away
