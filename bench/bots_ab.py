@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import math
 import multiprocessing
 import statistics
 import sys
@@ -30,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service import bots  # noqa: E402
-from service.bots.simulate import game_seed, play_game, seating  # noqa: E402
+from service.bots.simulate import game_seed, mean_ci, play_game, seating  # noqa: E402
 from service.engine.rules import Options  # noqa: E402
 
 VARIANT = "variant"
@@ -77,13 +76,12 @@ def main() -> int:
         pairs = pool.map(_pair, work, chunksize=2)
     base = [a for a, _ in pairs]
     variant = [b for _, b in pairs]
-    diffs = [b - a for a, b in pairs]
-    ci = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    diff, ci = mean_ci([b - a for a, b in pairs])
     print(
         f"{args.deals} deals of {','.join(levels)} ({time.perf_counter() - started:.0f} s): "
         f"{args.level} {statistics.fmean(base):.2f}, {args.variant.name} "
         f"{statistics.fmean(variant):.2f} points per game; "
-        f"variant - {args.level}: {statistics.fmean(diffs):+.2f} ± {ci:.2f} (paired)"
+        f"variant - {args.level}: {diff:+.2f} ± {ci:.2f} (paired)"
     )
     return 0
 

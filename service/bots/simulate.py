@@ -154,7 +154,7 @@ def _per_deal(outcomes: Sequence[Outcome], level: str) -> dict[int, float]:
     return {deal: statistics.fmean(values) for deal, values in sums.items()}
 
 
-def _mean_ci(values: Sequence[float]) -> tuple[float, float]:
+def mean_ci(values: Sequence[float]) -> tuple[float, float]:
     """Mean and 95% confidence half-width (normal approximation)."""
     n = len(values)
     sd = statistics.stdev(values) if n > 1 else 0.0
@@ -176,7 +176,7 @@ def summarize(outcomes: Sequence[Outcome]) -> list[LevelStats]:
     rows = []
     for level in games:
         by_deal = _per_deal(outcomes, level)
-        mean, ci = _mean_ci(list(by_deal.values()))
+        mean, ci = mean_ci(list(by_deal.values()))
         rows.append(
             LevelStats(level, games[level], mean, ci, wins[level], seats[level], len(by_deal))
         )
@@ -188,7 +188,7 @@ def paired_difference(outcomes: Sequence[Outcome], a: str, b: str) -> tuple[floa
     """Mean and 95% CI half-width of (mean total of ``a`` - mean total of ``b``)
     per deal."""
     da, db = _per_deal(outcomes, a), _per_deal(outcomes, b)
-    return _mean_ci([da[deal] - db[deal] for deal in da if deal in db])
+    return mean_ci([da[deal] - db[deal] for deal in da if deal in db])
 
 
 def format_table(rows: Sequence[LevelStats]) -> str:
