@@ -32,7 +32,11 @@ def connection_id(link: Link) -> int:
 
 
 def test_only_a_plain_client_gets_a_link(config: Config) -> None:
-    assert isinstance(link_for(connect(config)), Link)
+    client = connect(config)
+    try:
+        assert isinstance(link_for(client), Link)
+    finally:
+        client.close()
     assert link_for(fakeredis.FakeRedis()) is None
 
 
@@ -108,9 +112,11 @@ def test_a_script_unknown_to_redis_is_loaded_and_run(
     if not getattr(_redis_target, "owned", False):
         pytest.skip("SCRIPT FLUSH only on the suite's own redis-server")
     client = connect(config)
-    store = GameStore(client, config=config)
-    store.create("g1", b"doc")
-    redis_client.script_flush()
-    assert store.commit("g1", 1, b"doc2") == 2
-    assert redis_client.hget(key("g1", "state"), "v") == b"2"
-    client.close()
+    try:
+        store = GameStore(client, config=config)
+        store.create("g1", b"doc")
+        redis_client.script_flush()
+        assert store.commit("g1", 1, b"doc2") == 2
+        assert redis_client.hget(key("g1", "state"), "v") == b"2"
+    finally:
+        client.close()
