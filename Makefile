@@ -36,10 +36,10 @@ bench: install ## hand solver speed on a corpus of >= 10,000 hands
 openapi: install ## regenerate openapi/openapi.json from the app
 	$(PY) -m service.openapi
 
-bench-bots: install ## bot decision times and strength tables (about 10 minutes)
+bench-bots: install ## bot decision times and strength tables (10 to 20 minutes, by machine)
 	$(PY) bench/bots_bench.py --strength
 
-bench-http: install ## HTTP throughput vs a plain Flask ceiling, same gunicorn settings (~6 min)
+bench-http: install ## HTTP throughput vs a plain Flask ceiling, same gunicorn settings (6 to 8 min)
 	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
 		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
 	$(PY) bench/http_bench.py
