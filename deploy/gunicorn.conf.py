@@ -86,12 +86,19 @@ access_log_format = json.dumps(
 
 
 class _JsonAtoms(SafeAtoms):
-    """Atoms escaped for a JSON string (gunicorn only escapes double quotes)."""
+    """Atoms escaped for a JSON string (gunicorn only escapes double quotes).
+
+    Escaped when the format reads them, not up front: gunicorn's atoms hold
+    every environ entry and header, and turning each into a string (the
+    app's per-request objects and sockets included) cost more than the rest
+    of the log line, on every request."""
 
     def __init__(self, atoms: dict[str, object]) -> None:
-        dict.__init__(self)
-        for name, value in atoms.items():
-            self[name] = json.dumps(str(value))[1:-1] if value is not None else "-"
+        dict.__init__(self, atoms)
+
+    def __getitem__(self, name: str) -> str:
+        value = super().__getitem__(name)  # case-insensitive {header}i, "-" when absent
+        return json.dumps(str(value))[1:-1] if value is not None else "-"
 
 
 class JsonAccessLogger(Logger):

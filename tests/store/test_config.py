@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import runpy
 from pathlib import Path
 
@@ -129,3 +130,34 @@ def test_gunicorn_conf_with_redis(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings["graceful_timeout"] > 30
     fmt = str(settings["access_log_format"])
     assert "authorization" not in fmt.lower()
+
+
+def test_access_log_line_is_json_and_reads_only_its_atoms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = _gunicorn_settings(monkeypatch, REDIS_URL="redis://127.0.0.1:1/0")
+    atoms_class = settings["_JsonAtoms"]
+    fmt = str(settings["access_log_format"])
+
+    class Unprintable:
+        def __str__(self) -> str:
+            raise AssertionError("an atom the format does not use was turned into a string")
+
+    atoms = {
+        "t": "[29/Nov/2026:10:00:00 +0000]",
+        "h": "127.0.0.1",
+        "m": "GET",
+        "U": '/v1/games/"quoted"\\path\n',
+        "q": "",
+        "s": 200,
+        "b": None,
+        "M": 3,
+        "a": "agent\twith\ttabs",
+        "p": "<1234>",
+        "{x-request-id}o": "abc",
+        "{wsgi.input}e": Unprintable(),
+    }
+    line = json.loads(fmt % atoms_class(atoms))  # type: ignore[operator]
+    assert line["path"] == '/v1/games/"quoted"\\path\n'
+    assert line["user_agent"] == "agent\twith\ttabs"
+    assert (line["status"], line["bytes"], line["request_id"]) == ("200", "-", "abc")
