@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
 
 from service.engine import _solver_core as core
 from service.engine.cards import Card, Rank
@@ -18,7 +17,7 @@ from service.engine.melds import (
     _split,
     classify_meld,
 )
-from service.engine.rules import Aces, Options, card_points
+from service.engine.rules import Aces, Options, points_table
 
 
 class _Table:
@@ -69,7 +68,7 @@ def _solve_hand(
     jk_cost = 0 if table else 20
     free_wr = table is not None and not one and table.any_set is not None
     set_rank = table.set_rank if table else {}
-    table_pts = _points(wild_rank, options)
+    table_pts = points_table(wild_rank, options)
     pts = [0] * 53
     for c in cards:
         if not c.is_joker:
@@ -113,18 +112,6 @@ def _solve_hand(
     return _assemble(res, nat if not one else nat + wr, pool, wild_rank, options, table, one)
 
 
-def _points(wild_rank: Rank, options: Options) -> list[int]:
-    """card_points of every card id (0..52)."""
-    return _points_cached(
-        wild_rank, Options(options.aces, options.face_card_points, options.unused_wild_points)
-    )
-
-
-@lru_cache(maxsize=512)
-def _points_cached(wild_rank: Rank, options: Options) -> list[int]:
-    return [card_points(Card.from_id(i), wild_rank, options) for i in range(53)]
-
-
 def _live(naturals: Sequence[Card], high: bool, wild_rank: Rank) -> list[int]:
     """The ids of the natural cards that have a partner: another card of their
     rank, or of their suit one or two ranks away.  A meld with at most one wild
@@ -163,7 +150,7 @@ def _assemble(
 ) -> tuple[int, list[list[Card]], list[Card], dict[int, list[Card]]]:
     if res.value >= core.INF:
         raise AssertionError("no arrangement found")
-    pts_table = _points(wild_rank, options)
+    pts_table = points_table(wild_rank, options)
     left = Counter(c.id for c in naturals)
     for i in res.designated:
         left[i] -= 1

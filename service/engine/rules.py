@@ -401,3 +401,20 @@ def card_points(card: Card, wild_rank: Rank, options: Options) -> int:
     if rank >= Rank.JACK:
         return int(rank) if options.face_card_points is FaceCardPoints.RANK else 10
     return int(rank)
+
+
+def points_table(wild_rank: Rank, options: Options) -> tuple[int, ...]:
+    """:func:`card_points` of every card, indexed by ``Card.id`` (0..52): for
+    loops over a hand, which then pay one lookup per card instead of a call.
+
+    >>> table = points_table(Rank.SEVEN, Options())
+    >>> table[Card.parse("KD").id], table[Card.parse("7C").id], table[Card.JOKER.id]
+    (10, 7, 20)
+    """
+    scoring = Options(options.aces, options.face_card_points, options.unused_wild_points)
+    return _points_table(wild_rank, scoring)
+
+
+@lru_cache(maxsize=512)
+def _points_table(wild_rank: Rank, scoring: Options) -> tuple[int, ...]:
+    return tuple(card_points(Card.from_id(i), wild_rank, scoring) for i in range(53))

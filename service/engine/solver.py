@@ -58,14 +58,20 @@ def best_arrangement(
     >>> a.layoffs, a.points
     ((LayOff(target=0, cards=(Card.parse('3H'),)),), 9)
     """
-    return _best_cached(tuple(sorted(cards)), wild_rank, options, tuple(table))
+    return _best_cached(_key(cards), wild_rank, options, tuple(table))
+
+
+def _key(cards: Sequence[Card]) -> tuple[int, ...]:
+    """A hand as the memos key it: its card ids, sorted (ints sort and hash in C)."""
+    return tuple(sorted([c.id for c in cards]))
 
 
 @lru_cache(maxsize=8192)
 def _best_cached(
-    cards: tuple[Card, ...], wild_rank: Rank, options: Options, table: tuple[Meld, ...]
+    ids: tuple[int, ...], wild_rank: Rank, options: Options, table: tuple[Meld, ...]
 ) -> Arrangement:
     """Memo of the pure solver (a view and its legal moves ask for the same hand)."""
+    cards = tuple(Card.from_id(i) for i in ids)
     if not table:
         solved = _solve_hand(cards, wild_rank, options, None)
         assert solved is not None
@@ -85,13 +91,14 @@ def going_out_melds(
     >>> going_out_melds(parse_cards("4H 5H 6H 9C 9D KD"), Rank.SEVEN, Options()) is None
     True
     """
-    return _going_out_cached(tuple(sorted(cards)), wild_rank, options)
+    return _going_out_cached(_key(cards), wild_rank, options)
 
 
 @lru_cache(maxsize=8192)
 def _going_out_cached(
-    cards: tuple[Card, ...], wild_rank: Rank, options: Options
+    ids: tuple[int, ...], wild_rank: Rank, options: Options
 ) -> tuple[Meld, ...] | None:
+    cards = tuple(Card.from_id(i) for i in ids)
     if not cards:
         return ()
     solved = _solve_hand(cards, wild_rank, options, None, must_meld=True)

@@ -32,7 +32,7 @@ from service.engine.cards import Card, build_shoe
 from service.engine.melds import LayOff, Meld, classify_meld, extend_meld
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.records import Event, HandResult, ResultLog, RoundResult
-from service.engine.rules import Game, RoundSpec, card_points
+from service.engine.rules import Game, RoundSpec, points_table
 from service.engine.shuffle import Shuffler
 from service.engine.solver import best_arrangement, going_out_melds
 
@@ -375,8 +375,10 @@ def legal_moves(state: State, seat: int) -> list[Move]:
             moves.append(Draw(Source.DISCARD))
         return moves
     hand = rnd.hands[seat]
-    distinct = sorted(set(hand))
-    allowed = [c for c in distinct if c != rnd.drawn_from_discard]
+    taken = rnd.drawn_from_discard
+    allowed = [
+        Card.from_id(i) for i in sorted({c.id for c in hand}) if taken is None or i != taken.id
+    ]
     moves = [Discard(c) for c in allowed]
     if not rnd.claim_refused:
         spec = state.spec
@@ -385,8 +387,9 @@ def legal_moves(state: State, seat: int) -> list[Move]:
         # hand then arranges with deadwood c alone: only cards worth at least
         # the hand's best deadwood can be the discard of a going out.
         floor = best_arrangement(hand, spec.wild_rank, options).points
+        points = points_table(spec.wild_rank, options)
         for card in allowed:
-            if card_points(card, spec.wild_rank, options) < floor:
+            if points[card.id] < floor:
                 continue
             rest = list(hand)
             rest.remove(card)
