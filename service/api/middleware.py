@@ -7,7 +7,7 @@ matters on the hot paths (a 304 answer does little else).
 
 from __future__ import annotations
 
-import os
+import random
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -62,7 +62,8 @@ class Middleware:
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         started = time.perf_counter()
         given = environ.get("HTTP_X_REQUEST_ID", "")
-        request_id = given if REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
+        # unique, not secret: the process's generator (reseeded in each forked worker)
+        request_id = given if REQUEST_ID.fullmatch(given) else f"{random.getrandbits(128):032x}"
         environ[REQUEST_ID_KEY] = request_id
         docs = environ.get("PATH_INFO", "").startswith("/docs")
         extra = [("X-Request-ID", request_id), *(self.docs_headers if docs else self.api_headers)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -333,3 +334,23 @@ def test_store_on_a_redis_cluster() -> None:
         assert store.events(ids[0], 2, wait_seconds=5) == ([(3, b"later")], 3)
         thread.join()
         client.close()
+
+
+def test_write_ids_differ_between_forked_workers() -> None:
+    """gunicorn forks its workers from a preloaded master: each must draw its own
+    write ids, or two workers could take each other's write as their own."""
+    from service.store.game_store import _write_id
+
+    _write_id()  # the master has used its generator before forking
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(write, ",".join(_write_id() for _ in range(3)).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 1000).decode().split(",")
+    os.close(read)
+    os.close(write)
+    parent = [_write_id() for _ in range(3)]
+    assert len(child) == 3 and all(len(i) == 16 for i in child + parent)
+    assert not set(child) & set(parent)
