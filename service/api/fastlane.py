@@ -24,8 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from flask import Response
-from werkzeug.datastructures import Headers
-from werkzeug.http import remove_entity_headers
+from werkzeug.http import is_entity_header
 
 from service.api import games, problems
 from service.api.context import CALL_KEY, Call, Services
@@ -94,10 +93,10 @@ def _send(response: Response, start_response: StartResponse) -> Iterable[bytes]:
     the handlers' answers have buffered bytes bodies (Content-Length set when the
     body was), no relative Location to resolve, and are never answers to HEAD."""
     headers = response.headers
-    if response.status_code == 304:
-        headers = Headers(headers)
-        remove_entity_headers(headers)
-        start_response(response.status, headers.to_wsgi_list())
+    if response.status_code == 304:  # no entity headers, as werkzeug strips them
+        start_response(
+            response.status, [(k, v) for k, v in headers.items() if not is_entity_header(k)]
+        )
         return []
     start_response(response.status, headers.to_wsgi_list())
     return response.response  # type: ignore[return-value]
