@@ -211,3 +211,19 @@ def test_metrics_count_routes_errors_and_tame_methods(client, new_game):
     # A method of the client's invention is not a label value of its own.
     assert grew("t13_http_requests_total", method="OTHER", route="<unmatched>", status="405") == 1
     assert "BREW" not in after
+
+
+def test_move_bodies_are_judged_every_time(new_game):
+    """Short valid bodies are memoized once parsed; invalid ones must never be, and
+    a memoized move still meets the game's rules each time."""
+    game = new_game()
+    seat = game.public()["round"]["turn"]
+    for _ in range(2):
+        bad = game.move(seat, {"type": "draw", "source": "sky"})
+        assert bad.status_code == 422
+        assert bad.get_json()["code"] == "VALIDATION_ERROR"
+    draw = {"type": "draw", "source": "stock"}
+    assert game.move(seat, draw).status_code == 200
+    again = game.move(seat, draw)
+    assert again.status_code == 409
+    assert again.get_json()["code"] == "WRONG_PHASE"
