@@ -5,6 +5,8 @@
   its hand (after the best discard it could then make), else draws the stock.
 - Discards the card whose loss leaves the fewest deadwood points (so it keeps
   the cards that build melds), the costliest such card on a tie.
+- In a round far longer than any normal one (a stalemate), makes one discard in
+  four at random (:func:`~service.bots.common.stalemate_discard`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from service.bots.common import Seen, without
+from service.bots.common import Seen, stalemate_discard, without
 from service.engine.moves import Move, Source
 
 
@@ -34,6 +36,9 @@ def decide(
     go_outs = seen.go_outs()
     if go_outs:
         return max(go_outs, key=lambda m: ctx.points[m.discard.id])
+    shaken = stalemate_discard(seen, rng)
+    if shaken is not None:
+        return shaken
     options = seen.discards()
     best = min(options, key=lambda c: (ctx.deadwood(without(seen.hand, c)), -ctx.points[c], c))
     return options[best]

@@ -8,6 +8,7 @@ brains use, in engine types.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +96,39 @@ class Seen:
 
     def go_outs(self) -> list[GoOut]:
         return [m for m in self.legal if isinstance(m, GoOut)]
+
+
+STALEMATE_TURNS_PER_PLAYER = 40
+"""A round this long is a stalemate: of 2,640 rounds between bots (2 and 4
+players), the longest took 26 turns per player at 2 players and 15 at 4
+(medians 6 and 4)."""
+STALEMATE_SHAKE = 0.25
+"""In a stalemate, the share of discards made at random."""
+
+
+def stalemate_discard(seen: Seen, rng: random.Random) -> Discard | None:
+    """A random discard, now and then, once the round has become a stalemate.
+
+    Two deterministic greedy hands can hold each other's missing cards for ever:
+    in a 5-card round (one meld of 5 to go out) with 5s wild, ``AH 5H 5S KC KD``
+    against ``AS 5C 5D KH KS`` each keeps a set of four kings that only the
+    other's cards complete, and both discard every card they draw.  Without a
+    turn limit (``max_turns_per_round``) such a round never ends, and a game of
+    bots alone (a simulation, or every seat on autopilot) plays forever.  Past
+    :data:`STALEMATE_TURNS_PER_PLAYER` turns per player, one discard in four
+    (:data:`STALEMATE_SHAKE`) is therefore a random card that is not wild, from
+    the bot's seeded ``rng`` (so games still replay): the cycle breaks, as it
+    would between people.  Never in a final turn, and never before the limit,
+    so ordinary rounds are played exactly as before."""
+    if seen.went_out is not None:
+        return None
+    if seen.turns_taken < STALEMATE_TURNS_PER_PLAYER * seen.num_players:
+        return None
+    if rng.random() >= STALEMATE_SHAKE:
+        return None
+    options = seen.discards()
+    pool = [c for c in sorted(options) if not seen.ctx.is_wild(c)] or sorted(options)
+    return options[rng.choice(pool)]
 
 
 def without(hand: tuple[int, ...], card: int) -> tuple[int, ...]:

@@ -29,6 +29,8 @@ public events as ``history``:
 - **Going out.**  Going out scores 0, the best any hand can score, and ends the
   round before opponents improve; so it always goes out when it can, choosing
   the discard that helps the players taking their final turns the least.
+- **Stalemates.**  Like ``basic``, one discard in four is random once a round has
+  run far past any normal length (:func:`~service.bots.common.stalemate_discard`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from service.bots.common import Seen, with_card, without
+from service.bots.common import Seen, stalemate_discard, with_card, without
 from service.engine.cards import JOKER_ID, Card
 from service.engine.moves import Move, Source
 
@@ -194,6 +196,9 @@ def decide(
     go_outs = seen.go_outs()
     if go_outs:
         return min(go_outs, key=lambda m: (tracker.danger(m.discard.id), -ctx.points[m.discard.id]))
+    shaken = stalemate_discard(seen, rng)
+    if shaken is not None:
+        return shaken
     options = seen.discards()
     final = seen.went_out is not None  # this is our last turn: only the hand counts
     scored = sorted((ctx.deadwood(without(seen.hand, c)), -ctx.points[c], c) for c in options)

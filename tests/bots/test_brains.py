@@ -10,14 +10,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service import bots
+from service.bots.common import STALEMATE_TURNS_PER_PLAYER
 from service.bots.evaluator import Context, ids
-from service.bots.simulate import game_seed
+from service.bots.simulate import game_seed, play_game
 from service.engine.cards import Rank, build_shoe
 from service.engine.moves import Move
 from service.engine.rules import Aces, Game, Options
 from service.engine.solver import best_arrangement
 from service.engine.state import State
 from service.engine.view import observe
+from tests.engine.test_state import craft
 
 OPTION_SETS: list[dict[str, Any]] = [
     {},
@@ -105,3 +107,36 @@ def test_evaluator_agrees_with_the_engine_solver(options: Options) -> None:
             for i in range(len(hand))
         )
         assert ctx.after_discard(hand_ids) == brute
+
+
+def test_a_stalemate_round_ends() -> None:
+    """Round 3 (5 cards, 5s wild; going out takes one meld of five): each hand holds
+    four kings that only the other's cards complete.  Greedy play keeps them and
+    discards whatever it draws, so the round would never end; past the stalemate
+    limit the bots shake it loose (see ``stalemate_discard``)."""
+    hands = ["AH 5H 5S KC KD", "AS 5C 5D KH KS"]
+    held = {code for hand in hands for code in hand.split()} | {"9C"}
+    rest = [c.code for c in build_shoe(1, 0) if c.code not in held]
+    state = craft(2, hands, stock=" ".join(rest), discard="9C", index=2)
+    limit = STALEMATE_TURNS_PER_PLAYER * 2
+    decisions = 0
+    while state.round is not None and not len(state.results) and decisions < 40 * limit:
+        if state.round.turns_taken == limit:
+            assert state.round.went_out is None  # truly stuck until the limit
+        seat = state.round.turn
+        rng = random.Random(f"stalemate:{decisions}")
+        state.apply(seat, bots.decide("basic", observe(state, seat), rng))
+        decisions += 1
+    assert decisions > 2 * limit
+    assert len(state.results) == 1, f"round 3 still going after {decisions} decisions"
+    assert state.results.dicts()[0]["ended_by"] == "went_out"
+
+
+def test_a_simulated_game_that_stalled_now_finishes() -> None:
+    """strong against basic on this deal stalled in round 3 (5 cards) and played
+    for ever before the stalemate rule; it now finishes, through a round longer
+    than the limit."""
+    outcome = play_game(("strong", "basic"), Options(), game_seed("hz2", 180), timed=True)
+    assert len(outcome.totals) == 2 and outcome.winners
+    five_card_decisions = sum(1 for _, size, _ in outcome.decision_times if size in (5, 6))
+    assert five_card_decisions > 2 * STALEMATE_TURNS_PER_PLAYER * 2
