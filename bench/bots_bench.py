@@ -70,14 +70,18 @@ def timing(games: int, seed: str) -> str:
     return "\n".join(lines)
 
 
-def strength(games: int, seed: str, jobs: int, options: Options) -> tuple[str, float]:
-    """The tournament tables (Markdown) and the seconds taken."""
+def strength(
+    games: int, games_multi: int, seed: str, jobs: int, options: Options
+) -> tuple[str, float]:
+    """The tournament tables (Markdown) and the seconds taken: ``games`` per
+    2-player pairing, ``games_multi`` for the 4-player table."""
     started = time.perf_counter()
     parts = []
     for levels in PAIRINGS:
+        count = games_multi if len(levels) > 2 else games
         t0 = time.perf_counter()
         outcomes: list[Outcome] = list(
-            run_games(levels, options, games, f"{seed}:{','.join(levels)}", jobs=jobs)
+            run_games(levels, options, count, f"{seed}:{','.join(levels)}", jobs=jobs)
         )
         took = time.perf_counter() - t0
         title = " vs ".join(levels)
@@ -87,7 +91,7 @@ def strength(games: int, seed: str, jobs: int, options: Options) -> tuple[str, f
             d, ci = paired_difference(outcomes, better, worse)
             diffs.append(f"{better} - {worse}: {d:+.1f} ± {ci:.1f} points per game (paired)")
         parts.append(
-            f"**{title}** ({games} games, {took:.0f} s)\n\n{format_table(summarize(outcomes))}"
+            f"**{title}** ({count} games, {took:.0f} s)\n\n{format_table(summarize(outcomes))}"
             + "".join(f"\n\n{line}" for line in diffs)
         )
         print(parts[-1] + "\n", flush=True)
@@ -97,7 +101,13 @@ def strength(games: int, seed: str, jobs: int, options: Options) -> tuple[str, f
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Bot decision times and strength.")
     parser.add_argument("--strength", action="store_true", help="run the tournaments")
-    parser.add_argument("--games", type=int, default=400, help="games per pairing (strength)")
+    parser.add_argument("--games", type=int, default=400, help="games per 2-player pairing")
+    parser.add_argument(
+        "--games-4p",
+        type=int,
+        default=1200,
+        help="games of the 4-player table (its margin is small: 300 deals narrow the interval)",
+    )
     parser.add_argument("--timing-games", type=int, default=6, help="games per seating (timing)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (strength)")
     parser.add_argument("--seed", default="bench", help="seed of the run")
@@ -111,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(times + "\n", flush=True)
     report = f"Machine: {machine}.\n\n{times}\n"
     if args.strength:
-        tables, took = strength(args.games, args.seed, args.jobs, Options())
+        tables, took = strength(args.games, args.games_4p, args.seed, args.jobs, Options())
         print(f"strength: {took:.0f} s with {args.jobs} processes")
         report += (
             f"\nStrength: full 11-round classic games, seed `{args.seed}`, seats rotating, "

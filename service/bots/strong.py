@@ -13,19 +13,17 @@ public events as ``history``:
   left after the best discard.  The top discard is taken only when it beats
   that expectation.
 - **Discards.**  The three discards leaving the least deadwood (a fourth or
-  fifth was almost never the choice) are each scored by the deadwood left,
-  minus the expected improvement of the remaining hand from the next draw
-  (its "outs": this keeps pairs and run pieces whose missing cards are still
-  live, and drops those whose cards are already dead in the discard pile), plus
-  a penalty for feeding the next player: a card of a rank or a run the next
-  player has been collecting from the discard pile costs extra, one they have
-  thrown away themselves costs less.
-- **Three or more players.**  Two decks and several opponents make the
-  opponents' pick-ups a weak signal (a card taken may be one of two copies, a
-  random-ish player's picks look like collecting), so the feeding penalty is
-  dropped there; instead, since any of several players may end the round soon,
-  a discard also earns a bonus for the chance that the next draw lets it go out
-  (0 points, and the round ends on the others).
+  fifth was almost never the choice) are each scored by the deadwood expected
+  after the next draw and the best discard then.  Whoever goes out, every other
+  player still gets one more turn, so that next draw always comes: it is what
+  the hand can count on.  This keeps pairs and run pieces whose missing cards
+  are still live, and drops those whose cards are already dead in the discard
+  pile.  At two players a discard also pays a penalty for feeding the next
+  player: a card of a rank or a run they have been collecting from the discard
+  pile costs extra, one they have thrown away themselves costs less.  With two
+  decks and several opponents a pick-up is a weak signal (a card taken may be
+  one of two copies, a random-ish player's picks look like collecting), so
+  there is no such penalty at three or more.
 - **Going out.**  Going out scores 0, the best any hand can score, and ends the
   round before opponents improve; so it always goes out when it can, choosing
   the discard that helps the players taking their final turns the least.
@@ -43,11 +41,7 @@ from service.bots.common import Seen, stalemate_discard, with_card, without
 from service.engine.cards import JOKER_ID, Card
 from service.engine.moves import Move, Source
 
-OUTS_WEIGHT = 0.7  # how much the next draw's expected improvement counts
 TAKE_MARGIN = 0.25  # the top discard must beat a stock draw by this much
-# With 3 or more players (two decks, any of several opponents may end the round):
-DANGER_MULTI = 0.0  # scale of the feeding penalty (picks are a weak signal there)
-OUT_BONUS = 10.0  # points per unit chance of going out on the next draw
 CANDIDATES = 3  # discards examined in depth (the best by deadwood left)
 FEED_SET = 3.0  # points of danger: the next player collects this rank
 FEED_RUN = 2.0  # ... or cards next to it in its suit
@@ -166,12 +160,6 @@ def _expected_after_draw(seen: Seen, odds: list[tuple[int, float]], hand: tuple[
     return sum(p * ctx.after_discard(with_card(hand, c)) for c, p in odds)
 
 
-def _out_chance(seen: Seen, odds: list[tuple[int, float]], hand: tuple[int, ...]) -> float:
-    """Chance that a random unseen card drawn into ``hand`` lets it go out."""
-    ctx = seen.ctx
-    return sum(p for c, p in odds if ctx.after_discard(with_card(hand, c)) == 0)
-
-
 def decide(
     view: dict[str, Any], rng: random.Random, history: list[dict[str, Any]] | None = None
 ) -> Move:
@@ -205,18 +193,13 @@ def decide(
     if final:
         return options[scored[0][2]]
     odds = tracker.draw_odds()
-    multi = seen.num_players > 2
-    danger_scale = DANGER_MULTI if multi else 1.0
+    feeding = seen.num_players == 2  # see the module docstring
     best_value = None
     best_card = scored[0][2]
-    for dw, _, c in scored[:CANDIDATES]:
-        rest = without(seen.hand, c)
-        outs = dw - _expected_after_draw(seen, odds, rest)
-        value = dw - OUTS_WEIGHT * outs
-        if danger_scale:
-            value += danger_scale * tracker.danger(c)
-        if multi and OUT_BONUS:
-            value -= OUT_BONUS * _out_chance(seen, odds, rest)
+    for _dw, _, c in scored[:CANDIDATES]:
+        value = _expected_after_draw(seen, odds, without(seen.hand, c))
+        if feeding:
+            value += tracker.danger(c)
         if best_value is None or value < best_value:
             best_value, best_card = value, c
     return options[best_card]
