@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from service import bots
 from service.bots.common import STALEMATE_TURNS_PER_PLAYER
 from service.bots.evaluator import Context, ids
-from service.bots.simulate import game_seed, play_game
+from service.bots.simulate import game_seed
 from service.engine.cards import Rank, build_shoe
 from service.engine.moves import Move
 from service.engine.rules import Aces, Game, Options
@@ -132,11 +132,28 @@ def test_a_stalemate_round_ends() -> None:
     assert state.results.dicts()[0]["ended_by"] == "went_out"
 
 
-def test_a_simulated_game_that_stalled_now_finishes() -> None:
-    """strong against basic on this deal stalled in round 3 (5 cards) and played
-    for ever before the stalemate rule; it now finishes, through a round longer
-    than the limit."""
-    outcome = play_game(("strong", "basic"), Options(), game_seed("hz2", 180), timed=True)
-    assert len(outcome.totals) == 2 and outcome.winners
-    five_card_decisions = sum(1 for _, size, _ in outcome.decision_times if size in (5, 6))
-    assert five_card_decisions > 2 * STALEMATE_TURNS_PER_PLAYER * 2
+class _AlwaysShake(random.Random):
+    """A seeded generator whose ``random()`` always falls inside the shake share."""
+
+    def random(self) -> float:
+        return 0.0
+
+    def getrandbits(self, k: int) -> int:  # keeps choice() on the seeded bits
+        return super().getrandbits(k)
+
+
+@pytest.mark.parametrize("level", ["basic", "strong"])
+def test_random_discards_only_in_a_stalemate(level: str) -> None:
+    hands = ["AH 5H 5S KC KD", "AS 5C 5D KH KS"]
+    state = craft(2, hands, stock="9D 2C 3C", discard="9C", index=2)
+    state.apply(0, Move.parse("draw stock"))
+    before = {bots.decide(level, observe(state, 0), _AlwaysShake(k)) for k in range(20)}
+    assert len(before) == 1  # an ordinary round: the level's own choice, whatever the rng
+    assert state.round is not None
+    state.round.turns_taken = STALEMATE_TURNS_PER_PLAYER * 2
+    view = observe(state, 0)
+    shaken = {bots.decide(level, view, _AlwaysShake(k)) for k in range(20)}
+    assert len(shaken) > 1
+    assert {m.to_dict()["card"] for m in shaken} <= {"AH", "9D", "KC", "KD"}  # never a wild
+    state.round.went_out = 1  # a final turn is never shaken
+    assert {bots.decide(level, observe(state, 0), _AlwaysShake(k)) for k in range(5)} == before
