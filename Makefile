@@ -36,7 +36,7 @@ bench: install ## hand solver speed on a corpus of >= 10,000 hands
 openapi: install ## regenerate openapi/openapi.json from the app
 	$(PY) -m service.openapi
 
-bench-bots: install ## bot decision times and strength tables (10 to 20 minutes, by machine)
+bench-bots: install ## bot decision times and strength tables (about 20 minutes here, 50 on a slower machine)
 	$(PY) bench/bots_bench.py --strength
 
 bench-http: install ## HTTP throughput vs a plain Flask ceiling, same gunicorn settings (6 to 8 min)
