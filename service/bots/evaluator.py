@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from service.engine.cards import JOKER_ID, Card, Rank
-from service.engine.rules import Aces, Options, card_points
+from service.engine.rules import Aces, Options, points_table
 from service.engine.solver import best_arrangement
 
 INF = 10**6
@@ -53,7 +53,7 @@ class Context:
     def __init__(self, wild_rank: Rank, options: Options) -> None:
         self.wild_rank = wild_rank
         self.options = options
-        self.points = tuple(card_points(Card.from_id(i), wild_rank, options) for i in range(53))
+        self.points = points_table(wild_rank, options)
         self.wild_lo = (int(wild_rank) - 1) * 4
         self.limit = options.max_wilds_per_meld
         self.aces_high = options.aces is Aces.HIGH_OR_LOW
