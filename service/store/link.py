@@ -8,11 +8,17 @@ requests a game client repeats -- views and moves -- cost one or two round
 trips each, so :class:`Link` sends those commands (``HMGET``, a pipeline of
 them, ``EVALSHA``) straight over an idle connection of its own.
 
-Everything that matters is still redis-py's: the ``Connection`` (packing,
-hiredis parsing, timeouts, health checks, reconnecting) and its ``Retry``
-(the same retries and backoff as every other command; a re-sent write is
-recognised by its write id, see :mod:`service.store.game_store`).  Errors are
-redis-py's exceptions, translated by the caller like any other.
+A round trip is one ``sendall`` of the commands packed by hiredis and reads
+into a hiredis ``Reader`` until every reply is in: redis-py's own
+``read_response`` layers (push messages, per-read timeout juggling, health
+checks) cost about as much again as the socket calls, and none of them apply
+to these commands.  Everything else is redis-py's: the ``Connection`` makes
+and tears down the socket (timeouts, TLS, AUTH, SELECT), error replies become
+redis-py's exceptions through its own table, and its ``Retry`` retries a
+round trip that failed on a connection error or timeout, on a new connection
+(a re-sent write is recognised by its write id, see
+:mod:`service.store.game_store`).  A connection idle past the client's
+health-check interval is pinged before use, as redis-py would.
 
 Only for a plain ``redis.Redis``: Redis Cluster and the embedded store use the
 client as it is (:func:`link_for` returns None for them).
@@ -21,12 +27,19 @@ client as it is (:func:`link_for` returns None for them).
 from __future__ import annotations
 
 import os
+import socket
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import hiredis
 import redis
+from redis._parsers import BaseParser
 from redis.commands.core import Script
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
+
+READ_SIZE = 65536
+"""Bytes asked of the socket per read (a game document is a few KB)."""
 
 Command = tuple[Any, ...]
 ScriptCall = Callable[..., Any]
@@ -45,17 +58,17 @@ class Link:
 
     def __init__(self, client: redis.Redis) -> None:
         self._pool = client.connection_pool
-        self._idle: list[Any] = []
+        self._idle: list[_Wire] = []
         self._pid = os.getpid()
 
-    def _take(self) -> Any:
+    def _take(self) -> _Wire:
         if self._pid != os.getpid():  # forked: those sockets are the parent's
             self._idle, self._pid = [], os.getpid()
         try:
             return self._idle.pop()  # atomic: the GIL makes list.pop/append thread-safe
         except IndexError:
             pool = self._pool
-            return pool.connection_class(**pool.connection_kwargs)
+            return _Wire(pool.connection_class(**pool.connection_kwargs))
 
     def execute(self, *commands: Command) -> list[Any]:
         """Send ``commands`` in one round trip; their replies, in order.
@@ -64,15 +77,15 @@ class Link:
         connection stays in step); a connection error or timeout is retried
         on a new connection as redis-py retries any command.
         """
-        conn = self._take()
+        wire = self._take()
         try:
-            packed = conn.pack_commands(commands)
-            return conn.retry.call_with_retry(  # type: ignore[no-any-return]
-                lambda: _round_trip(conn, packed, len(commands)),
-                lambda _error: conn.disconnect(),
+            payload = b"".join([hiredis.pack_command(command) for command in commands])
+            return wire.conn.retry.call_with_retry(  # type: ignore[no-any-return]
+                lambda: wire.round_trip(payload, len(commands)),
+                lambda _error: wire.conn.disconnect(),
             )
         finally:
-            self._idle.append(conn)
+            self._idle.append(wire)
 
     def script(self, script: Script) -> ScriptCall:
         """``script`` run by ``EVALSHA`` over this link (loaded through the client
@@ -87,19 +100,52 @@ class Link:
         return run
 
 
-def _round_trip(conn: Any, packed: list[bytes], count: int) -> list[Any]:
-    conn.send_packed_command(packed)
-    replies: list[Any] = []
-    error: ResponseError | None = None
-    for _ in range(count):
+class _Wire:
+    """A redis-py ``Connection`` and the hiredis reader of its current socket."""
+
+    __slots__ = ("conn", "reader", "sock", "used")
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.reader: Any = None
+        self.sock: socket.socket | None = None
+        self.used = 0.0
+
+    def round_trip(self, payload: bytes, count: int) -> list[Any]:
+        conn = self.conn
+        interval = conn.health_check_interval
+        if interval and self.sock is not None and time.monotonic() - self.used > interval:
+            conn.check_health()  # PING through redis-py (which reconnects if it must)
+        if not conn.is_connected:
+            conn.connect()  # the handshake (AUTH, SELECT...) is redis-py's
+        if self.sock is not conn._sock:  # a new socket: a new reader, empty
+            self.sock = conn._sock
+            self.reader = hiredis.Reader(
+                protocolError=InvalidResponse, replyError=BaseParser.parse_error
+            )
+        sock, reader = self.sock, self.reader
+        assert sock is not None
+        replies: list[Any] = []
         try:
-            replies.append(conn.read_response())
-        except ResponseError as exc:  # read the others before raising
-            error = error or exc
-            replies.append(exc)
-    if error is not None:
-        raise error
-    return replies
+            sock.sendall(payload)
+            while len(replies) < count:
+                reply = reader.gets()
+                if reply is False:
+                    chunk = sock.recv(READ_SIZE)
+                    if not chunk:
+                        raise redis.ConnectionError("Connection closed by server.")
+                    reader.feed(chunk)
+                else:
+                    replies.append(reply)
+        except TimeoutError as exc:  # socket.timeout
+            raise redis.TimeoutError(f"Timeout reading from {conn.host}") from exc
+        except OSError as exc:
+            raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
+        self.used = time.monotonic()
+        errors = [r for r in replies if isinstance(r, ResponseError)]
+        if errors:  # every reply was read: the connection is still in step
+            raise errors[0]
+        return replies
 
 
 def link_for(client: Any) -> Link | None:

@@ -120,3 +120,33 @@ def test_a_script_unknown_to_redis_is_loaded_and_run(
         assert redis_client.hget(key("g1", "state"), "v") == b"2"
     finally:
         client.close()
+
+
+def test_error_replies_are_redis_py_exceptions(link: Link) -> None:
+    # EVALSHA of a script Redis does not know: the store relies on this type
+    with pytest.raises(redis.exceptions.NoScriptError):
+        link.execute(("EVALSHA", "0" * 40, 0))
+    assert link.execute(("PING",)) == [b"PONG"]
+
+
+def test_a_connection_idle_past_the_health_check_interval_is_pinged_first(
+    link: Link, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    link.execute(("PING",))
+    [wire] = link._idle
+    pings: list[object] = []
+    monkeypatch.setattr(wire.conn, "check_health", lambda: pings.append(wire.conn))
+    link.execute(("PING",))
+    assert pings == []  # used just now
+    wire.used -= wire.conn.health_check_interval + 1
+    link.execute(("PING",))
+    assert pings == [wire.conn]
+
+
+def test_a_large_reply_arrives_whole(link: Link, redis_client: redis.Redis) -> None:
+    big = bytes(range(256)) * 1024  # 256 KiB: several reads
+    redis_client.hset("t13:{big}:state", mapping={"v": 1, "d": big})
+    assert link.execute(("HMGET", "t13:{big}:state", "v", "d"), ("PING",)) == [
+        [b"1", big],
+        b"PONG",
+    ]
