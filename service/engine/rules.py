@@ -411,10 +411,16 @@ def points_table(wild_rank: Rank, options: Options) -> tuple[int, ...]:
     >>> table[Card.parse("KD").id], table[Card.parse("7C").id], table[Card.JOKER.id]
     (10, 7, 20)
     """
-    scoring = Options(options.aces, options.face_card_points, options.unused_wild_points)
-    return _points_table(wild_rank, scoring)
+    # keyed by the scoring options alone (not a new Options: building one costs
+    # more than the lookup, and views ask for the table several times)
+    return _points_table(
+        wild_rank, options.aces, options.face_card_points, options.unused_wild_points
+    )
 
 
 @lru_cache(maxsize=512)
-def _points_table(wild_rank: Rank, scoring: Options) -> tuple[int, ...]:
+def _points_table(
+    wild_rank: Rank, aces: Aces, face_card_points: FaceCardPoints, unused_wild_points: int | None
+) -> tuple[int, ...]:
+    scoring = Options(aces, face_card_points, unused_wild_points)
     return tuple(card_points(Card.from_id(i), wild_rank, scoring) for i in range(53))

@@ -22,6 +22,7 @@ import hmac
 import random
 import secrets
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeVar
 
 from service.engine.errors import MalformedError
@@ -35,8 +36,11 @@ def new_seed() -> str:
     return secrets.token_hex(SEED_BYTES)
 
 
+@lru_cache(maxsize=4096)
 def commitment(seed_hex: str) -> str:
-    """The public SHA-256 commitment to a seed (hex of the hash of its bytes)."""
+    """The public SHA-256 commitment to a seed (hex of the hash of its bytes).
+
+    Memoized: every view of a game shows it."""
     return hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest()
 
 
