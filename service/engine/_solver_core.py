@@ -70,29 +70,55 @@ class Result:
         self.wr_shift = 0
 
 
-_SUBSETS: dict[int, list[tuple[int, int]]] = {}
+MEMO_LIMIT = 200_000
+"""Entries kept by each of the search's own memos (sets of a rank, runs of a
+suit): they only depend on the cards of one rank or suit, so they are shared by
+every solve; past this size a memo is emptied (a few MB at most)."""
+
+_SETS: dict[int, list[tuple[int, int]]] = {}
 
 
 def _set_options(rest: int, base: int) -> list[tuple[int, int]]:
-    """(removed mask, size) of every sub-multiset of rank ``base >> 2`` in ``rest``."""
+    """(removed mask, size) of every sub-multiset of rank ``base >> 2`` in ``rest``.
+
+    Memoized by the rank and its cards: the search asks again and again."""
     shift = base << 2
     pattern = (rest >> shift) & 0xFFFF
-    subs = _SUBSETS.get(pattern)
+    memo_key = (base << 16) | pattern
+    subs = _SETS.get(memo_key)
     if subs is None:
         counts = [(pattern >> (k << 2)) & 15 for k in range(4)]
         subs = []
         for t in product(*(range(c + 1) for c in counts)):
-            subs.append((sum(n << (k << 2) for k, n in enumerate(t)), sum(t)))
+            subs.append((sum(n << (k << 2) for k, n in enumerate(t)) << shift, sum(t)))
         subs.sort(key=lambda x: -x[1])
-        _SUBSETS[pattern] = subs
-    if not shift:
-        return subs
-    return [(m << shift, n) for m, n in subs]
+        if len(_SETS) >= MEMO_LIMIT:
+            _SETS.clear()
+        _SETS[memo_key] = subs
+    return subs
 
 
-def _walks(
-    rest: int, i: int, high: bool, max_gaps: int, skip: bool
-) -> list[tuple[int, int, int, tuple[int, ...]]]:
+SUIT_MASK = sum(0xF << (k << 4) for k in range(13))
+"""The count nibbles of one suit (of suit 0; shift by ``4 * suit``) in a packed multiset."""
+
+Walk = tuple[int, int, int, tuple[int, ...]]
+_WALKS: dict[tuple[int, int, bool, int, bool], list[Walk]] = {}
+
+
+def _walks(rest: int, i: int, high: bool, max_gaps: int, skip: bool) -> list[Walk]:
+    """:func:`_find_walks`, memoized by the cards of ``i``'s suit in ``rest``
+    (nothing else decides the runs)."""
+    memo_key = (rest & (SUIT_MASK << ((i & 3) << 2)), i, high, max_gaps, skip)
+    found = _WALKS.get(memo_key)
+    if found is None:
+        found = _find_walks(rest, i, high, max_gaps, skip)
+        if len(_WALKS) >= MEMO_LIMIT:
+            _WALKS.clear()
+        _WALKS[memo_key] = found
+    return found
+
+
+def _find_walks(rest: int, i: int, high: bool, max_gaps: int, skip: bool) -> list[Walk]:
     """Runs from card ``i`` up (or, ``high``, from the ace high down).
 
     Yields (removed mask, span, gaps, natural ids other than ``i``) for every
@@ -103,7 +129,7 @@ def _walks(
         start, step, stop = 13, -1, 1
     else:
         start, step, stop = (i >> 2) + 2, 1, 14
-    out: list[tuple[int, int, int, tuple[int, ...]]] = []
+    out: list[Walk] = []
     empty: tuple[int, ...] = ()
     stack = [(start, 0, 0, empty)]  # next position, removed mask, gaps, ids
     anchor = 14 if high else (i >> 2) + 1
