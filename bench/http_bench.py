@@ -7,7 +7,8 @@ answering a small JSON object -- under gunicorn with the SAME settings.  Both
 stay up, but only one is loaded at a time: each repetition runs, for every
 service scenario, the ceiling and then the scenario, side by side.  A
 scenario's ratio is the median over repetitions of its req/s divided by the
-ceiling's req/s measured just before it, so the machine's drift (these are
+mean req/s of the ceiling runs just before and just after it (every scenario
+run sits between two ceiling runs), so the machine's drift (these are
 noisy shared boxes) cancels out.
 
 Scenarios (all on loopback, closed loop, ``--connections`` keep-alive
@@ -869,12 +870,14 @@ def main() -> int:
         log("warmed up")
 
         def phase(label: str, modes: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
-            """Each repetition measures every scenario right after a run of the
-            ceiling: a scenario's ratio is to the ceiling measured next to it, and
-            its reported ratio is the median of those paired ratios (the machine's
-            drift over the run cancels out, which medians of raw req/s do not)."""
+            """Each repetition measures every scenario between two runs of the
+            ceiling: a scenario's ratio is to the mean of the ceiling runs next to
+            it, and its reported ratio is the median of those paired ratios (the
+            machine's drift over the run cancels out, which medians of raw req/s
+            do not)."""
             runs: dict[str, list[dict[str, Any]]] = {m: [] for m in ("ceiling", *modes)}
             ratios: dict[str, list[float]] = {m: [] for m in modes}
+            previous_ratios: dict[str, list[float]] = {m: [] for m in modes}
             cpu_ratios: dict[str, list[float]] = {m: [] for m in modes}
             move_counts: dict[str, int] = {}
             moves_done = 0
@@ -905,19 +908,29 @@ def main() -> int:
                 )
                 return result
 
+            # ceiling, scenario, ceiling, scenario, ... ceiling: each scenario run sits
+            # between two ceiling runs and is compared with their mean, which cancels
+            # a drift of the machine over the three runs and averages two ceiling runs
+            before = run(0, "ceiling")
             for rep in range(args.repeats):
                 for mode in modes:
-                    ceiling_run = run(rep, "ceiling")
                     scenario_run = run(rep, mode)
-                    ratios[mode].append(scenario_run["rps"] / ceiling_run["rps"])
+                    after = run(rep, "ceiling")
+                    ceiling_rps = (before["rps"] + after["rps"]) / 2
+                    ratios[mode].append(scenario_run["rps"] / ceiling_rps)
+                    previous_ratios[mode].append(scenario_run["rps"] / before["rps"])
                     cost = server_cost(scenario_run)
                     if cost:
-                        cpu_ratios[mode].append(server_cost(ceiling_run) / cost)
+                        ceiling_cost = (server_cost(before) + server_cost(after)) / 2
+                        cpu_ratios[mode].append(ceiling_cost / cost)
+                    before = after
             summary = {m: summarize(r) for m, r in runs.items()}
             summary["ceiling"]["ratio"] = 1.0
             for mode in modes:
                 summary[mode]["ratio"] = statistics.median(ratios[mode])
                 summary[mode]["ratios"] = ratios[mode]
+                # for comparison with runs before the sandwich: to the ceiling before only
+                summary[mode]["ratio_to_previous"] = statistics.median(previous_ratios[mode])
                 summary[mode]["cpu_ratio"] = (
                     statistics.median(cpu_ratios[mode]) if cpu_ratios[mode] else None
                 )
@@ -1030,7 +1043,8 @@ def print_table(result: dict[str, Any]) -> None:
             f"{r['ratio']:7.0%} {target:>7s}  {verdict:8s} {by_cpu}  {paired}"
         )
     print(
-        "(ratio: median of req/s over the ceiling's req/s in the run just before; by CPU: "
+        "(ratio: median of req/s over the mean req/s of the ceiling runs just before and "
+        "after; by CPU: "
         "median of the ceiling's server CPU per request (gunicorn + Redis) over the "
         "scenario's -- steadier on a shared box, same pairing)"
     )

@@ -48,13 +48,15 @@ def chart(data: dict[str, Any], out: Path) -> None:
             ax.hlines(target * 100, i - 0.38, i + 0.38, colors="black", linestyles="--", lw=1.5)
             ax.text(i + 0.4, target * 100, f"target {target:.0%}", va="center", fontsize=7)
     for bar, value, r in zip(bars, rps, ratios, strict=True):
-        ax.text(
+        ax.text(  # inside the bar's top, clear of the target lines
             bar.get_x() + bar.get_width() / 2,
-            bar.get_height() + 1.5,
+            bar.get_height() - 1.5,
             f"{r:.0f}%\n{value:,.0f} req/s",
             ha="center",
-            va="bottom",
+            va="top",
             fontsize=8,
+            color="white",
+            fontweight="bold",
         )
     meta = data["meta"]
     ax.set_ylabel("throughput, % of the plain Flask ceiling")
@@ -78,8 +80,8 @@ def table(data: dict[str, Any]) -> str:
         f"loopback; gunicorn `deploy/gunicorn.conf.py` with {meta['workers']} workers x "
         f"{meta['threads']} threads (gthread) for both the service and the plain Flask ceiling; "
         f"{meta['cpus']} CPUs; median of {meta['repeats']} runs of {meta['duration_s']:g} s each; "
-        f"games: {meta['games']:,}, {meta['game_kind']}. Each scenario run follows a run of the "
-        'ceiling; "% of ceiling" is the median of those paired ratios.',
+        f"games: {meta['games']:,}, {meta['game_kind']}. Each scenario run sits between two runs "
+        'of the ceiling; "% of ceiling" is the median of its ratios to their mean.',
         "",
         "| scenario | req/s | p50 ms | p99 ms | % of ceiling | target | CPU ms/req (gunicorn) "
         "| result | % of ceiling by CPU |",
