@@ -105,7 +105,12 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         MAX_CONTENT_LENGTH=config.max_body_bytes,
         JSON_SORT_KEYS=False,
     )
-    services = Services(config, store or GameStore.from_config(config))
+    move_limit = limits.move_limiter(config)
+    services = Services(
+        config,
+        store or GameStore.from_config(config),
+        move_limit.check if move_limit is not None else None,
+    )
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter
     api = ProblemApi(app)

@@ -64,7 +64,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "FAST_LANE",
         "true",
         "Answer views and moves straight from WSGI, skipping Flask's request machinery "
-        "(same handlers, same answers; moves only while `RATE_LIMITS` is off).",
+        "(same handlers, same answers).",
     ),
     EnvVar("CORS_ORIGINS", "", "Comma-separated allowed origins (`*` for any); empty: CORS off."),
     EnvVar("HOST", "127.0.0.1", "Address gunicorn binds to."),

@@ -30,6 +30,9 @@ class Services:
 
     config: Config
     store: GameStore
+    count_move: Callable[[Call], None] | None = None
+    """Counts a move against its client's rate limit, raising 429 over it
+    (:meth:`service.api.limits.MoveLimiter.check`); None without limits."""
 
 
 @dataclass(slots=True)

@@ -11,10 +11,10 @@ the same error mapping (:func:`service.api.problems.answer_for`).  The HTTP
 contract is unchanged; the Flask routes stay (the spec is built from them and
 they answer everything the fast lane passes on).
 
-Passed on to Flask untouched: every other path or method, requests without
-a ``Content-Length`` or over ``MAX_BODY_BYTES``, and moves while rate limits
-are on (Flask-Limiter counts them on the Flask route).  ``FAST_LANE=false``
-turns the lane off.
+Passed on to Flask untouched: every other path or method, and requests
+without a ``Content-Length`` or over ``MAX_BODY_BYTES``.  Moves are rate
+limited by their handler (:class:`service.api.limits.MoveLimiter`), the same
+on either path.  ``FAST_LANE=false`` turns the lane off.
 """
 
 from __future__ import annotations
@@ -50,9 +50,7 @@ class FastLane:
         self.app = app
         self.services = services
         self.max_body = services.config.max_body_bytes
-        self.routes = dict(ROUTES)
-        if services.config.rate_limits_enabled:
-            del self.routes[("POST", "/moves")]
+        self.routes = ROUTES
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         match = GAME_PATH.fullmatch(environ.get("PATH_INFO", ""))

@@ -335,6 +335,9 @@ def player_view(game_id: str) -> Response:
 
 def make_move(game_id: str) -> Response:
     """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
+    current = call()
+    if current.services.count_move is not None:  # rate limits on: every attempt counts
+        current.services.count_move(current)
     if bearer_token() is None:
         raise unauthorized("send Authorization: Bearer <token> for your seat")
     move = _parse_move()

@@ -6,6 +6,12 @@
 * ``POST /v1/games/{id}/moves``: per bearer token, keyed by a hash of the token (the
   raw token never reaches the limiter's storage); requests without a token by IP.
 
+Create and join are limited by Flask-Limiter on their Flask routes.  Moves are
+limited by :class:`MoveLimiter` -- the same ``limits`` library and fixed window,
+called by the move handler itself -- because moves are answered by the fast
+lane (:mod:`service.api.fastlane`) whether or not limits are on: Flask's request
+machinery and Flask-Limiter's per-request evaluation cost more than the move.
+
 Counters live in the service's Redis (``REDIS_URL``), so every worker and instance
 shares them; with the embedded store they are kept in process memory.  While the
 limiter's storage is unreachable the limits fall back to process memory and the
@@ -16,38 +22,116 @@ never 500).  ``RATE_LIMITS=false`` turns all of this off.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import time
+from typing import Any
 
 from flask import Flask, Response, request
 from flask_limiter import Limiter, RateLimitExceeded
+from limits import parse_many
+from limits.storage import MemoryStorage, storage_from_string
+from limits.strategies import FixedWindowRateLimiter
 
-from service.api.problems import problem
+from service.api.context import Call
+from service.api.problems import ApiError, problem
 from service.config import Config
+
+log = logging.getLogger(__name__)
 
 KEY_PREFIX = "t13rl"
 STORAGE_SOCKET_TIMEOUT_SECONDS = 2.0
 
-# endpoint -> (attribute of Config holding the rate, how the client is identified)
-LIMITED_ENDPOINTS: dict[str, tuple[str, str]] = {
-    "games.Games": ("rate_limit_create", "ip"),
-    "games.Players": ("rate_limit_join", "ip"),
-    "games.Moves": ("rate_limit_moves", "token"),
+FALLBACK_SECONDS = 30.0
+"""After a storage error, moves are counted in process memory for this long."""
+
+# endpoint -> attribute of Config holding the rate (Flask-Limiter, per client IP)
+LIMITED_ENDPOINTS: dict[str, str] = {
+    "games.Games": "rate_limit_create",
+    "games.Players": "rate_limit_join",
 }
 
 
 def client_ip() -> str:
-    return f"ip:{request.remote_addr or 'unknown'}"
+    return _ip(request.remote_addr)
 
 
-def client_token() -> str:
+def _ip(address: str | None) -> str:
+    return f"ip:{address or 'unknown'}"
+
+
+def client_token(call: Call) -> str:
     """The hash of the request's bearer token (its IP without one); never the token."""
-    header = request.headers.get("Authorization", "")
+    header = call.header("Authorization") or ""
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
-        return client_ip()
+        return _ip(call.environ.get("REMOTE_ADDR"))
     return "tok:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
+class MoveLimiter:
+    """The limit on moves (``RATE_LIMIT_MOVES``), per bearer token, fixed window.
+
+    >>> limiter = MoveLimiter("2/minute", "memory://")
+    >>> limiter.retry_after("tok:abc"), limiter.retry_after("tok:abc")
+    (None, None)
+    >>> 1 <= limiter.retry_after("tok:abc") <= 60
+    True
+    """
+
+    def __init__(self, rate: str, uri: str, **options: Any) -> None:
+        self.items = parse_many(rate)
+        self.main = FixedWindowRateLimiter(storage_from_string(uri, **options))
+        self.fallback = FixedWindowRateLimiter(MemoryStorage())
+        self.main_down_until = 0.0
+
+    def retry_after(self, client: str) -> int | None:
+        """Count one move of ``client``: None if it is within the limits, else the
+        seconds until the window that refused it ends."""
+        limiter = self.main if time.monotonic() >= self.main_down_until else self.fallback
+        try:
+            return self._hit(limiter, client)
+        except Exception as exc:  # the storage: Redis unreachable, timing out...
+            log.warning("rate limit storage unavailable, counting in memory: %s", exc)
+            self.main_down_until = time.monotonic() + FALLBACK_SECONDS
+            return self._hit(self.fallback, client)
+
+    def _hit(self, limiter: FixedWindowRateLimiter, client: str) -> int | None:
+        for item in self.items:
+            if not limiter.hit(item, KEY_PREFIX, "moves", client):
+                reset = limiter.get_window_stats(item, KEY_PREFIX, "moves", client).reset_time
+                return max(1, math.ceil(reset - time.time()))
+        return None
+
+    def check(self, call: Call) -> None:
+        """Count the request's move; 429 with ``Retry-After`` when over the limit."""
+        wait = self.retry_after(client_token(call))
+        if wait is not None:
+            raise ApiError(
+                "RATE_LIMITED",
+                f"rate limit exceeded (moves: {self.describe()}); retry after {wait} s",
+                headers={"Retry-After": str(wait)},
+            )
+
+    def describe(self) -> str:
+        return "; ".join(str(item) for item in self.items)
+
+
+def move_limiter(config: Config) -> MoveLimiter | None:
+    """The limit on moves for ``config`` (None when ``RATE_LIMITS`` is off)."""
+    if not config.rate_limits_enabled:
+        return None
+    return MoveLimiter(config.rate_limit_moves, storage_uri(config), **_storage_options(config))
+
+
+def _storage_options(config: Config) -> dict[str, Any]:
+    if config.redis_url is None:
+        return {}
+    return {
+        "socket_timeout": STORAGE_SOCKET_TIMEOUT_SECONDS,
+        "socket_connect_timeout": STORAGE_SOCKET_TIMEOUT_SECONDS,
+    }
 
 
 def storage_uri(config: Config) -> str:
@@ -69,16 +153,10 @@ def install(app: Flask, config: Config) -> Limiter | None:
     """
     if not config.rate_limits_enabled:
         return None
-    options: dict[str, float] = {}
-    if config.redis_url is not None:
-        options = {
-            "socket_timeout": STORAGE_SOCKET_TIMEOUT_SECONDS,
-            "socket_connect_timeout": STORAGE_SOCKET_TIMEOUT_SECONDS,
-        }
     limiter = Limiter(
         key_func=client_ip,
         storage_uri=storage_uri(config),
-        storage_options=options,  # type: ignore[arg-type]
+        storage_options=_storage_options(config),
         strategy="fixed-window",
         key_prefix=KEY_PREFIX,
         swallow_errors=True,
@@ -86,11 +164,10 @@ def install(app: Flask, config: Config) -> Limiter | None:
         headers_enabled=False,
     )
     limiter.init_app(app)
-    key_funcs = {"ip": client_ip, "token": client_token}
-    for endpoint, (setting, keyed_by) in LIMITED_ENDPOINTS.items():
+    for endpoint, setting in LIMITED_ENDPOINTS.items():
         view = app.view_functions[endpoint]
         app.view_functions[endpoint] = limiter.limit(
-            getattr(config, setting), key_func=key_funcs[keyed_by], methods=["POST"]
+            getattr(config, setting), key_func=client_ip, methods=["POST"]
         )(view)
 
     def too_many(exc: RateLimitExceeded) -> Response:

@@ -108,3 +108,18 @@ def test_games_expire_after_ttl_and_activity_refreshes_it(redis_client, redis_ur
         assert response.get_json()["code"] == "GAME_NOT_FOUND"
     gone = game.move(seat, {"type": "draw", "source": "stock"})
     assert gone.status_code == 404
+
+
+def test_moves_are_counted_in_memory_while_the_limit_storage_is_down(monkeypatch):
+    from service.api.limits import MoveLimiter
+
+    limiter = MoveLimiter("2/minute", "memory://")
+
+    def down(*_args, **_kwargs):
+        raise ConnectionError("storage down")
+
+    monkeypatch.setattr(limiter.main, "hit", down)
+    assert limiter.retry_after("tok:x") is None  # counted in memory, the move goes on
+    assert limiter.retry_after("tok:x") is None
+    assert limiter.retry_after("tok:x") is not None  # and memory still limits
+    assert limiter.main_down_until > time.monotonic()
