@@ -138,7 +138,7 @@ class _Wire:
                 else:
                     replies.append(reply)
         except TimeoutError as exc:  # socket.timeout
-            raise redis.TimeoutError(f"Timeout reading from {conn.host}") from exc
+            raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
         except OSError as exc:
             raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
         self.used = time.monotonic()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 
 import fakeredis
@@ -150,3 +151,46 @@ def test_a_large_reply_arrives_whole(link: Link, redis_client: redis.Redis) -> N
         [b"1", big],
         b"PONG",
     ]
+
+
+def test_a_unix_socket_connection_works_too() -> None:
+    from tests.redis_server import RedisServer
+
+    server = RedisServer()
+    sock = server.dir / "redis.sock"
+    server.extra_args = ("--unixsocket", str(sock), "--unixsocketperm", "700")
+    server.start()
+    try:
+        client = redis.Redis(unix_socket_path=str(sock), socket_timeout=2)
+        found = link_for(client)
+        assert found is not None
+        client.hset("t13:{u}:state", mapping={"v": 3, "d": b"doc"})
+        assert found.execute(("HMGET", "t13:{u}:state", "v", "d")) == [[b"3", b"doc"]]
+        [first] = found.execute(("CLIENT", "ID"))
+        assert client.client_kill_filter(_id=str(first)) == 1
+        assert found.execute(("PING",)) == [b"PONG"]  # reconnected over the socket
+        client.close()
+    finally:
+        server.stop()
+
+
+def test_a_timeout_raises_redis_py_timeout_error_and_the_next_call_works() -> None:
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    from tests.redis_server import RedisServer
+
+    server = RedisServer().start()  # its own server: CLIENT PAUSE stops every client
+    try:
+        client = server.client(socket_timeout=0.2, retry=Retry(NoBackoff(), 0))
+        found = link_for(client)
+        assert found is not None
+        assert found.execute(("PING",)) == [b"PONG"]
+        server.client().client_pause(600)
+        with pytest.raises(redis.TimeoutError):
+            found.execute(("GET", "t13:k"))
+        time.sleep(0.6)
+        assert found.execute(("PING",)) == [b"PONG"]  # on a new connection, in step
+        client.close()
+    finally:
+        server.stop()
