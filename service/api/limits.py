@@ -21,7 +21,6 @@ never 500).  ``RATE_LIMITS=false`` turns all of this off.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import time
@@ -34,8 +33,10 @@ from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
 from service.api.context import Call
+from service.api.persistence import bearer_token
 from service.api.problems import ApiError, problem
 from service.config import Config
+from service.games import hash_token
 
 log = logging.getLogger(__name__)
 
@@ -62,12 +63,10 @@ def _ip(address: str | None) -> str:
 
 def client_token(call: Call) -> str:
     """The hash of the request's bearer token (its IP without one); never the token."""
-    header = call.header("Authorization") or ""
-    scheme, _, token = header.partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
+    token = bearer_token(call)
+    if token is None:
         return _ip(call.environ.get("REMOTE_ADDR"))
-    return "tok:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    return "tok:" + hash_token(token)[:32]
 
 
 class MoveLimiter:

@@ -18,7 +18,7 @@ import orjson
 from flask import Response
 from werkzeug.http import parse_etags
 
-from service.api.context import call, store
+from service.api.context import Call, call, store
 from service.api.problems import ApiError
 from service.engine.records import Event
 from service.fairplay import apply_timeouts
@@ -45,8 +45,9 @@ def json_response(
     return response
 
 
-def bearer_token() -> str | None:
-    header = call().header("Authorization") or ""
+def bearer_token(current: Call | None = None) -> str | None:
+    """The bearer token of ``current`` (default: the request being answered), if any."""
+    header = (current or call()).header("Authorization") or ""
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
