@@ -50,13 +50,12 @@ class FastLane:
         self.app = app
         self.services = services
         self.max_body = services.config.max_body_bytes
-        self.routes = ROUTES
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         match = GAME_PATH.fullmatch(environ.get("PATH_INFO", ""))
         if match is None:
             return self.app(environ, start_response)
-        route = self.routes.get((environ.get("REQUEST_METHOD", ""), match.group(2) or ""))
+        route = ROUTES.get((environ.get("REQUEST_METHOD", ""), match.group(2) or ""))
         if route is None:
             return self.app(environ, start_response)
         body = b""
