@@ -4,8 +4,8 @@ One run starts a throwaway ``redis-server`` (free port, no persistence, stopped
 by PID), the service under gunicorn (``deploy/gunicorn.conf.py``, ``REDIS_URL``
 pointing at that Redis) and ``bench/flask_ceiling.py`` -- a plain Flask app
 answering a small JSON object -- under gunicorn with the SAME settings.  Both
-stay up, but only one is loaded at a time: each repetition runs, for every
-service scenario, the ceiling and then the scenario, side by side.  A
+stay up, but only one is loaded at a time: the ceiling runs first, then each
+repetition runs every service scenario followed by the ceiling again.  A
 scenario's ratio is the median over repetitions of its req/s divided by the
 mean req/s of the ceiling runs just before and just after it (every scenario
 run sits between two ceiling runs), so the machine's drift (these are

@@ -9,11 +9,14 @@ from collections.abc import Iterator
 import fakeredis
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from service.config import Config
 from service.store import GameStore, connect, key
 from service.store import link as link_module
 from service.store.link import Link, link_for
+from tests.redis_server import RedisServer
 
 
 @pytest.fixture
@@ -154,8 +157,6 @@ def test_a_large_reply_arrives_whole(link: Link, redis_client: redis.Redis) -> N
 
 
 def test_a_unix_socket_connection_works_too() -> None:
-    from tests.redis_server import RedisServer
-
     server = RedisServer()
     sock = server.dir / "redis.sock"
     server.extra_args = ("--unixsocket", str(sock), "--unixsocketperm", "700")
@@ -175,11 +176,6 @@ def test_a_unix_socket_connection_works_too() -> None:
 
 
 def test_a_timeout_raises_redis_py_timeout_error_and_the_next_call_works() -> None:
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
-
-    from tests.redis_server import RedisServer
-
     server = RedisServer().start()  # its own server: CLIENT PAUSE stops every client
     try:
         client = server.client(socket_timeout=0.2, retry=Retry(NoBackoff(), 0))
