@@ -26,7 +26,7 @@ from service.engine.records import Event
 from service.engine.rules import Game, Options, preset
 from service.engine.shuffle import Shuffler, commitment, new_seed
 from service.engine.state import State
-from service.engine.view import observe
+from service.engine.view import observe, seat_part
 
 DOC_FORMAT = 1
 
@@ -197,9 +197,31 @@ class GameRecord:
 
     def view(self, version: int, seat: int | None = None) -> dict[str, Any]:
         """The public view (``seat`` None) or a seat's view, with lobby details, ready
-        for orjson (``results`` is pre-serialized JSON, see :func:`observe`)."""
+        for orjson (``results`` is pre-serialized JSON, see :func:`observe`).
+
+        A seat's view is the public view followed by the seat's part
+        (:func:`seat_part`), which :meth:`view_json` relies on."""
+        out = self._public_view(version)
+        if seat is not None:
+            out.update(self._seat_part(seat))
+        return out
+
+    def view_json(self, version: int, seat: int) -> tuple[bytes, bytes]:
+        """The public view and ``seat``'s view as JSON text, built in one pass: the
+        seat's text is the public one with the seat's part appended (a move
+        saves the first and answers the second)."""
+        public = orjson.dumps(self._public_view(version))
+        part = orjson.dumps(self._seat_part(seat))
+        return public, public[:-1] + b"," + part[1:]
+
+    def _seat_part(self, seat: int) -> dict[str, Any]:
+        if self.state is None:
+            return {"seat": seat, "hand": [], "legal_moves": [], "arrangement": None}
+        return seat_part(self.state, seat)
+
+    def _public_view(self, version: int) -> dict[str, Any]:
         if self.state is not None:
-            out = observe(self.state, seat, raw_results=True)
+            out = observe(self.state, raw_results=True)
         else:
             out = {
                 "status": "waiting",
@@ -211,8 +233,6 @@ class GameRecord:
                 "results": [],
                 "winners": None,
             }
-            if seat is not None:
-                out.update(seat=seat, hand=[], legal_moves=[], arrangement=None)
         for player, seat_info in zip(out["players"], self.seats, strict=True):
             player["name"] = seat_info.name
             player["bot"] = seat_info.bot

@@ -11,6 +11,7 @@ from marshmallow import Schema, fields, validate
 
 from service import bots
 from service.api import schemas
+from service.api.answers import Answer
 from service.api.blueprint import Blueprint
 from service.api.context import store
 from service.api.games import ERRORS_PLAYER, ERRORS_READ, _document_errors
@@ -69,14 +70,14 @@ class ReplayOut(Schema):
     winners = fields.List(fields.Integer())
 
 
-def _seat_change(game_id: str, level: str | None) -> Response:
+def _seat_change(game_id: str, level: str | None) -> Answer:
     if bearer_token() is None:
         raise unauthorized("send Authorization: Bearer <token> for your seat")
 
     def operation(version: int, record: GameRecord) -> Outcome:
         seat = require_seat(record)
         events = set_autopilot(record, seat, level)
-        return Outcome(events, lambda new_version: (200, record.view(new_version, seat)))
+        return Outcome(events, seat=seat)
 
     return change(game_id, operation)
 
@@ -93,14 +94,14 @@ class Autopilot(MethodView):
         The bot plays your turns (at once, if it is your turn) until you take
         the seat back. Your token stays valid.
         """
-        return _seat_change(game_id, body["level"])
+        return _seat_change(game_id, body["level"]).response()
 
     @blp.doc(operationId="stopAutopilot", security=[{"bearer": []}])
     @blp.response(200, schemas.PlayerView)
     @_document_errors(blp, ERRORS_PLAYER)
     def delete(self, game_id: str) -> Response:
         """Take your seat back from the bot"""
-        return _seat_change(game_id, None)
+        return _seat_change(game_id, None).response()
 
 
 class RematchOut(schemas.JoinOut):
@@ -140,7 +141,7 @@ class Rematch(MethodView):
             location = url_for("games.Game", game_id=record.id)
             return Outcome(events, build, {"Location": location})
 
-        return change(new_id, claim)
+        return change(new_id, claim).response()
 
 
 def _rematch_id(game_id: str) -> str:

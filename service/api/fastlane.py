@@ -27,11 +27,12 @@ from flask import Response
 from werkzeug.http import is_entity_header
 
 from service.api import games, problems
+from service.api.answers import Answer
 from service.api.context import CALL_KEY, Call, Services
 from service.api.middleware import ROUTE_KEY, StartResponse, WSGIApp
 from service.games import GAME_ID_PATTERN
 
-Handler = Callable[[str], Response]
+Handler = Callable[[str], Answer]
 
 GAME_PATH = re.compile(rf"/v1/games/({GAME_ID_PATTERN})(/view|/moves)?")
 
@@ -68,10 +69,10 @@ class FastLane:
         environ[ROUTE_KEY] = template
         environ[CALL_KEY] = Call(environ, self.services, lambda: body)
         try:
-            response = handler(match.group(1))
+            answer = handler(match.group(1))
         except Exception as exc:  # mapped exactly as Flask's error handlers map it
-            response = problems.answer_for(exc)
-        return _send(response, start_response)
+            return _send(problems.answer_for(exc), start_response)
+        return answer.start(start_response)
 
     def _read_body(self, environ: dict[str, Any]) -> bytes | None:
         """The body, or None when Flask should handle the request (no length,
@@ -86,9 +87,10 @@ class FastLane:
 
 
 def _send(response: Response, start_response: StartResponse) -> Iterable[bytes]:
-    """Start ``response`` as werkzeug's ``Response.__call__`` would, in fewer steps:
-    the handlers' answers have buffered bytes bodies (Content-Length set when the
-    body was), no relative Location to resolve, and are never answers to HEAD."""
+    """Start an error ``response`` as werkzeug's ``Response.__call__`` would, in
+    fewer steps: problem answers have buffered bytes bodies (Content-Length set
+    when the body was), no relative Location to resolve, and are never answers
+    to HEAD."""
     headers = response.headers
     if response.status_code == 304:  # no entity headers, as werkzeug strips them
         start_response(

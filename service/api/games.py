@@ -17,6 +17,7 @@ from flask.views import MethodView
 from marshmallow import ValidationError
 
 from service.api import metrics, schemas
+from service.api.answers import Answer, json_answer, raw_json_answer
 from service.api.blueprint import Blueprint
 from service.api.context import call, services, store
 from service.api.persistence import (
@@ -143,7 +144,7 @@ def _replay_creation(idem: Idempotency, raw: bytes) -> Response:
         doc = saved["doc"].encode()
         events = [(e.encode(), seat) for e, seat in saved["events"]]
         _create_recorded(GameRecord.from_bytes(doc), doc, events)
-    return replay(idem, fingerprint, raw)
+    return replay(idem, fingerprint, raw).response()
 
 
 def _create_recorded(
@@ -170,7 +171,7 @@ class Game(MethodView):
         Everything a spectator may see: no card held in any hand, nothing about
         the stock's order. Supports `If-None-Match` (304).
         """
-        return public_view(game_id)
+        return public_view(game_id).response()
 
 
 @blp.route("/<game_id:game_id>/view")
@@ -185,7 +186,7 @@ class PlayerViewResource(MethodView):
         The public view plus the seat's hand, its legal moves and the best
         arrangement of its hand. Needs the seat's bearer token.
         """
-        return player_view(game_id)
+        return player_view(game_id).response()
 
 
 @blp.route("/<game_id:game_id>/players")
@@ -216,7 +217,7 @@ class Players(MethodView):
 
             return Outcome(events, build)
 
-        return change(game_id, join)
+        return change(game_id, join).response()
 
 
 MOVE_LOADERS = {kind: schema() for kind, schema in schemas.MOVE_SCHEMAS.items()}
@@ -298,13 +299,13 @@ class Moves(MethodView):
         `If-Match: "<version>"` to act only on the version you saw, and
         `Idempotency-Key` to make retries safe. Answers with your new view.
         """
-        return make_move(game_id)
+        return make_move(game_id).response()
 
 
 # -- the hot handlers: also answered by the fast lane (service.api.fastlane) -------
 
 
-def public_view(game_id: str) -> Response:
+def public_view(game_id: str) -> Answer:
     """``GET /v1/games/{id}``: the public view saved with the last change."""
     found = store().load_public(game_id)
     if found is None:
@@ -318,22 +319,20 @@ def public_view(game_id: str) -> Response:
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged
-    response = Response(public, mimetype="application/json")
-    response.headers["ETag"] = f'"{version}"'
-    return response
+    return raw_json_answer(public, version=version)
 
 
-def player_view(game_id: str) -> Response:
+def player_view(game_id: str) -> Answer:
     """``GET /v1/games/{id}/view``: the view of the seat holding the token."""
     version, record = current(game_id)
     seat = require_seat(record)
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged
-    return json_response(record.view(version, seat), version=version)
+    return json_answer(record.view(version, seat), version=version)
 
 
-def make_move(game_id: str) -> Response:
+def make_move(game_id: str) -> Answer:
     """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
     current = call()
     if current.services.count_move is not None:  # rate limits on: every attempt counts
@@ -348,11 +347,7 @@ def make_move(game_id: str) -> Response:
         metrics.MOVES.labels(move.type).inc()
         if record.status == "finished":
             metrics.GAMES_FINISHED.inc()
-
-        def build(new_version: int) -> tuple[int, Any]:
-            return 200, record.view(new_version, seat)
-
-        return Outcome(events, build)
+        return Outcome(events, seat=seat)
 
     return change(game_id, play, conditional=True)
 

@@ -18,6 +18,7 @@ import orjson
 from flask import Response
 from werkzeug.http import parse_etags
 
+from service.api.answers import Answer, json_answer, not_modified_answer, raw_json_answer
 from service.api.context import Call, call, store
 from service.api.problems import ApiError
 from service.engine.records import Event
@@ -36,13 +37,8 @@ def json_response(
     version: int | None = None,
     headers: dict[str, str] | None = None,
 ) -> Response:
-    """A JSON answer dumped with orjson; ``version`` adds the ETag."""
-    response = Response(orjson.dumps(body), status=status, mimetype="application/json")
-    if version is not None:
-        response.headers["ETag"] = f'"{version}"'
-    for name, value in (headers or {}).items():
-        response.headers[name] = value
-    return response
+    """A JSON ``Response`` dumped with orjson; ``version`` adds the ETag."""
+    return json_answer(body, status, version=version, headers=headers).response()
 
 
 def bearer_token(current: Call | None = None) -> str | None:
@@ -78,16 +74,14 @@ def load(game_id: str) -> tuple[int, GameRecord]:
     return version, GameRecord.from_bytes(raw)
 
 
-def not_modified(version: int) -> Response | None:
+def not_modified(version: int) -> Answer | None:
     """304 when ``If-None-Match`` names the current version."""
     header = call().header("If-None-Match")
     if not header:
         return None
     # a client echoing the ETag it was given sends exactly it: no parsing then
     if header == f'"{version}"' or parse_etags(header).contains(str(version)):
-        response = Response(status=304)
-        response.headers["ETag"] = f'"{version}"'
-        return response
+        return not_modified_answer(version)
     return None
 
 
@@ -118,11 +112,13 @@ def events_payload(events: list[Event]) -> list[tuple[bytes, int | None]]:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What an operation produced: the events and the answer to give."""
+    """What an operation produced: the events and the answer to give, which is
+    either ``seat``'s view at the new version or what ``build`` makes."""
 
     events: list[Event]
-    build: Callable[[int], tuple[int, Any]]  # new version -> (status, body)
+    build: Callable[[int], tuple[int, Any]] | None = None  # new version -> (status, body)
     headers: dict[str, str] | None = None
+    seat: int | None = None  # answer 200 with this seat's view (when build is None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +187,7 @@ def saved_answer(idem: Idempotency, status: int, body: Any, version: int, **extr
     return orjson.dumps({"status": status, "body": idem.mask(body), "version": version, **extra})
 
 
-def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Response:
+def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Answer:
     """Answer again what was answered first, or 422 if the key was used otherwise."""
     if fingerprint != idem.fingerprint:
         raise ApiError(
@@ -199,14 +195,12 @@ def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Response:
             "this Idempotency-Key was used with a different request",
         )
     saved = orjson.loads(raw)
-    response = json_response(
+    return json_answer(
         idem.unmask(saved["body"]),
         saved["status"],
         version=saved.get("version"),
-        headers=saved.get("headers"),
+        headers={**(saved.get("headers") or {}), "Idempotent-Replayed": "true"},
     )
-    response.headers["Idempotent-Replayed"] = "true"
-    return response
 
 
 def scope_for(record_token: str | None, game_id: str) -> str:
@@ -218,7 +212,7 @@ def change(
     operation: Callable[[int, GameRecord], Outcome],
     *,
     conditional: bool = False,
-) -> Response:
+) -> Answer:
     """Load, run ``operation``, commit atomically; retry lost races.
 
     ``operation(version, record)`` mutates the record and returns the events
@@ -249,7 +243,7 @@ def change(
             )
         outcome = operation(version, record)
         new_version = version + 1
-        status, body = outcome.build(new_version)
+        status, body, public, text = _answer_and_public(record, outcome, new_version)
         saved = None
         if idem is not None:
             saved = (
@@ -264,7 +258,8 @@ def change(
                 record.to_bytes(),
                 events_payload(outcome.events),
                 idempotency=saved,
-                **snapshot(record, new_version),
+                public=public,
+                deadline=record.deadline,
             )
         except IdempotentReplay as first:
             assert idem is not None
@@ -277,8 +272,23 @@ def change(
                     current_version=conflict.current_version,
                 ) from None
             continue
-        return json_response(body, status, version=new_version, headers=outcome.headers)
+        return raw_json_answer(text, status, version=new_version, headers=outcome.headers)
     raise ApiError("CONFLICT", "the game is changing too fast; retry")
+
+
+def _answer_and_public(
+    record: GameRecord, outcome: Outcome, version: int
+) -> tuple[int, Any, bytes, bytes]:
+    """``(status, body, public view, answer text)`` of an outcome at ``version``.
+
+    A seat's view is built with the public view in one pass
+    (:meth:`GameRecord.view_json`); its body is then the JSON text itself."""
+    if outcome.build is None:
+        assert outcome.seat is not None
+        public, text = record.view_json(version, outcome.seat)
+        return 200, orjson.Fragment(text), public, text
+    status, body = outcome.build(version)
+    return status, body, orjson.dumps(record.view(version)), orjson.dumps(body)
 
 
 def settle_timeouts(game_id: str, version: int, record: GameRecord) -> bool:

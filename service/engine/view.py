@@ -1,7 +1,8 @@
 """What one seat (or a spectator) may see of a game.
 
-:func:`observe` is the only place where hidden information is stripped: the
-API, the bots and the tests all build views through it.  A spectator's view
+:func:`observe` (with :func:`seat_part`, the half only a seat sees) is the only
+place where hidden information is stripped: the API, the bots and the tests all
+build views through it.  A spectator's view
 has every hand's size but no card held in a hand and nothing about the
 stock's order; a seat's view adds that seat's hand, its legal moves and the
 best arrangement of its hand right now.
@@ -71,19 +72,33 @@ def observe(state: State, seat: int | None = None, *, raw_results: bool = False)
                 for owner, meld in zip(rnd.table_owners, rnd.table, strict=True)
             ],
         }
-    if seat is None:
-        return view
-    view["seat"] = seat
-    if rnd is None:
-        view["hand"] = []
-        view["legal_moves"] = []
-        view["arrangement"] = None
-        return view
-    hand = rnd.hands[seat]
-    view["hand"] = [c.code for c in hand]
-    view["legal_moves"] = [m.to_dict() for m in legal_moves(state, seat)]
-    table = tuple(rnd.table) if state.game.options.lay_off and rnd.went_out is not None else ()
-    view["arrangement"] = best_arrangement(
-        hand, state.spec.wild_rank, state.game.options, table
-    ).to_dict()
+    if seat is not None:
+        view.update(seat_part(state, seat))
     return view
+
+
+def seat_part(state: State, seat: int) -> dict[str, Any]:
+    """What ``observe(state, seat)`` adds to the public view: ``seat``, the seat's
+    ``hand``, its ``legal_moves`` and the best ``arrangement`` of its hand.
+
+    >>> from service.engine.rules import Game
+    >>> from service.engine.state import State
+    >>> state = State.new(Game(2), seed="01" * 32)
+    >>> sorted(seat_part(state, 1))
+    ['arrangement', 'hand', 'legal_moves', 'seat']
+    >>> observe(state, 1) == {**observe(state), **seat_part(state, 1)}
+    True
+    """
+    rnd = state.round
+    if rnd is None:
+        return {"seat": seat, "hand": [], "legal_moves": [], "arrangement": None}
+    hand = rnd.hands[seat]
+    table = tuple(rnd.table) if state.game.options.lay_off and rnd.went_out is not None else ()
+    return {
+        "seat": seat,
+        "hand": [c.code for c in hand],
+        "legal_moves": [m.to_dict() for m in legal_moves(state, seat)],
+        "arrangement": best_arrangement(
+            hand, state.spec.wild_rank, state.game.options, table
+        ).to_dict(),
+    }
