@@ -22,7 +22,7 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from service.engine.cards import Card, Rank
@@ -49,9 +49,13 @@ class RoundOrder(enum.Enum):
     UP_DOWN = "up_down"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Options:
-    """Every rule variant of RULES.md section 7; the defaults are ``classic``."""
+    """Every rule variant of RULES.md section 7; the defaults are ``classic``.
+
+    Options key the solver's and the views' memos, so an instance keeps its hash
+    and its JSON form once computed (frozen, so they never go stale; no
+    ``__slots__``, so there is room to keep them)."""
 
     aces: Aces = Aces.LOW
     face_card_points: FaceCardPoints = FaceCardPoints.TEN
@@ -92,21 +96,27 @@ class Options:
         return dataclasses.replace(base or CLASSIC, **values)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form, every option present.
+        """JSON-ready form, every option present (a new dict each call).
 
         >>> Options().to_dict()["aces"]
         'low'
         """
-        return dict(_options_dict(self))
+        return dict(self._json_form)
 
+    @cached_property
+    def _json_form(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value.value if isinstance(value, enum.Enum) else value
+        return out
 
-@lru_cache(maxsize=256)
-def _options_dict(options: Options) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(options):
-        value = getattr(options, f.name)
-        out[f.name] = value.value if isinstance(value, enum.Enum) else value
-    return out
+    @cached_property
+    def _hash(self) -> int:
+        return hash(dataclasses.astuple(self))
+
+    def __hash__(self) -> int:  # kept by @dataclass: it only adds one when none is defined
+        return self._hash
 
 
 @dataclass(frozen=True, slots=True)
