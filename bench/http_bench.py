@@ -279,7 +279,7 @@ def _try_last_round(players: int) -> tuple[GameRecord, dict[int, str], list[Any]
 
 
 def clone(template: GameRecord) -> tuple[GameRecord, dict[int, str]]:
-    record = GameRecord.from_bytes(template.to_bytes())
+    record = GameRecord.from_bytes(template.to_bytes(), template.results_json())
     record.id = new_game_id()
     tokens = {}
     for seat in record.seats:
@@ -304,9 +304,9 @@ def refresh(client: redis.Redis, games: list[dict[str, Any]]) -> None:
     """Read each game's version, turn, phase (and a card to discard) back from Redis."""
     pipe = client.pipeline(transaction=False)
     for g in games:
-        pipe.hmget(key(g["id"], STATE), "v", "d")
-    for g, (version, doc) in zip(games, pipe.execute(), strict=True):
-        record = GameRecord.from_bytes(doc)
+        pipe.hmget(key(g["id"], STATE), "v", "d", "r")
+    for g, (version, doc, results) in zip(games, pipe.execute(), strict=True):
+        record = GameRecord.from_bytes(doc, results)
         rnd = record.state.round if record.state else None
         g["v"] = int(version)
         g["turn"] = rnd.turn if rnd else 0
@@ -346,6 +346,7 @@ def game_bytes(client: redis.Redis, game_id: str) -> dict[str, int]:
         "total_bytes": state + events,
         "events": int(client.xlen(key(game_id, EVENTS))),
         "document_bytes": len(client.hget(key(game_id, STATE), "d") or b""),
+        "results_bytes": len(client.hget(key(game_id, STATE), "r") or b""),
     }
 
 
@@ -1058,7 +1059,8 @@ def print_table(result: dict[str, Any]) -> None:
     for players, b in result["bytes_per_game"].items():
         print(
             f"Bytes per game, {players} players, last round: {b['total_bytes']:,} "
-            f"(state {b['state_bytes']:,} incl. {b['document_bytes']:,}-byte document; "
+            f"(state {b['state_bytes']:,} incl. {b['document_bytes']:,}-byte document and "
+            f"{b.get('results_bytes', 0):,} bytes of results; "
             f"{b['events']} events {b['events_bytes']:,})"
         )
     s = result["scale"]

@@ -135,8 +135,11 @@ def verify_game(
         if doc["state"] is not None:
             problems.append(f"{game_id}: stored state without a game_started event")
         return problems, view
-    if state_to_dict(state) != doc["state"]:
+    if state_to_dict(state, results=False) != doc["state"]:
         problems.append(f"{game_id}: replayed state differs from the stored state")
+    stored_results = orjson.loads(client.hget(key(game_id, STATE), "r") or b"null")
+    if stored_results != state.results.dicts():
+        problems.append(f"{game_id}: replayed results differ from the stored results")
     if [p["total"] for p in view["players"]] != state.totals:
         problems.append(f"{game_id}: totals differ from the replay")
     if [res["number"] for res in view["results"]] != [res.number for res in state.results]:

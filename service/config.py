@@ -54,6 +54,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar("IDEMPOTENCY_TTL_SECONDS", "86400", "How long an `Idempotency-Key` is remembered."),
     EnvVar("LONG_POLL_MAX_SECONDS", "30", "Upper bound of `wait` on the events endpoint."),
+    EnvVar(
+        "GAME_FORMAT",
+        "2",
+        "Format of the game documents written: `2` (results stored apart) or `1` (as "
+        "releases before it wrote; they cannot read `2`). Set `1` while rolling over from "
+        "such a release, then `2`; both are always read.",
+    ),
     EnvVar("LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING, ERROR or CRITICAL."),
     EnvVar("MAX_BODY_BYTES", "65536", "Largest request body accepted (413 beyond)."),
     EnvVar("RATE_LIMITS", "true", "Enable per-client rate limits."),
@@ -145,6 +152,7 @@ class Config:
     game_ttl_seconds: int = 604800
     idempotency_ttl_seconds: int = 86400
     long_poll_max_seconds: int = 30
+    game_format: int = 2
     log_level: str = "INFO"
     max_body_bytes: int = 65536
     rate_limits_enabled: bool = True
@@ -187,6 +195,7 @@ class Config:
             game_ttl_seconds=env.integer("GAME_TTL_SECONDS", minimum=60),
             idempotency_ttl_seconds=env.integer("IDEMPOTENCY_TTL_SECONDS", minimum=1),
             long_poll_max_seconds=env.integer("LONG_POLL_MAX_SECONDS", minimum=0, maximum=300),
+            game_format=env.integer("GAME_FORMAT", minimum=1, maximum=2),
             log_level=env.choice("LOG_LEVEL", _LOG_LEVELS),
             max_body_bytes=env.integer("MAX_BODY_BYTES", minimum=1024),
             rate_limits_enabled=env.boolean("RATE_LIMITS"),

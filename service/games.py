@@ -28,7 +28,26 @@ from service.engine.shuffle import Shuffler, commitment, new_seed
 from service.engine.state import State
 from service.engine.view import observe, seat_part
 
-DOC_FORMAT = 1
+DOC_FORMAT = 2
+"""2: the results of finished rounds are stored apart from the document (they
+change once a round, the document on every move); 1 kept them inside."""
+READABLE_FORMATS = (1, 2)
+DROP_RESULTS = b"-"
+"""What :meth:`GameRecord.results_to_save` answers when results stored apart must
+go (format 1 is being written again); never a JSON text."""
+
+_write_format = DOC_FORMAT
+
+
+def set_write_format(doc_format: int) -> None:
+    """The document format this process writes (``GAME_FORMAT``): 2, or 1 while
+    instances of a release that reads only format 1 may still load the games.
+    Both are always read."""
+    global _write_format
+    if doc_format not in READABLE_FORMATS:
+        raise ValueError(f"unknown game record format {doc_format!r}")
+    _write_format = doc_format
+
 
 History = Callable[[], list[dict[str, Any]]]
 TOKEN_BYTES = 32
@@ -59,6 +78,19 @@ def new_token() -> str:
 def hash_token(token: str) -> str:
     """Only this hash of a token is ever stored."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def with_results(public: bytes, results: bytes, seat_part: bytes = b"{}") -> bytes:
+    """The view text made of :meth:`GameRecord.public_json`, the results' text and
+    the JSON of a seat's part (a seat's view), with no parsing.
+
+    >>> with_results(b'{"id":"g"}', b"[]")
+    b'{"id":"g","results":[]}'
+    >>> with_results(b'{"id":"g"}', b"[]", b'{"seat":1}')
+    b'{"id":"g","results":[],"seat":1}'
+    """
+    tail = b"}" if seat_part == b"{}" else b"," + seat_part[1:]
+    return public[:-1] + b',"results":' + results + tail
 
 
 GAME_ID_PATTERN = r"[A-Za-z0-9_-]{1,64}"
@@ -131,6 +163,10 @@ class GameRecord:
     deadline: float | None = None
     rematch_id: str | None = None
     rematch_of: str | None = None
+    stored_results: bytes | None = field(default=None, repr=False, compare=False)
+    """The results' text as stored apart in this game's store entry (set by
+    :meth:`loaded`; None: not stored yet), so a save rewrites them only when
+    they changed."""
 
     @property
     def status(self) -> str:
@@ -145,9 +181,12 @@ class GameRecord:
     # -- serialization -------------------------------------------------------
 
     def to_bytes(self) -> bytes:
+        """The document: without the results (:meth:`results_json`, stored apart),
+        or with them when format 1 is written (:func:`set_write_format`)."""
+        apart = _write_format == 2
         return orjson.dumps(
             {
-                "f": DOC_FORMAT,
+                "f": _write_format,
                 "id": self.id,
                 "ruleset": self.ruleset,
                 "options": self.options.to_dict(),
@@ -155,16 +194,30 @@ class GameRecord:
                 "seed": self.seed,
                 "seeded": self.seeded,
                 "created_at": self.created_at,
-                "state": state_to_dict(self.state) if self.state else None,
+                "state": state_to_dict(self.state, results=not apart) if self.state else None,
                 "timing": [self.turn_timeout, self.autopilot_after, self.deadline],
                 "rematch": [self.rematch_of, self.rematch_id],
             }
         )
 
+    def results_json(self) -> bytes:
+        """The JSON text of the finished rounds' results."""
+        return self.state.results.json() if self.state is not None else b"[]"
+
+    def results_to_save(self) -> bytes | None:
+        """:meth:`results_json` when it differs from what is stored apart, else None
+        (:data:`DROP_RESULTS` when format 1 is written and some are stored apart)."""
+        if _write_format == 1:
+            return None if self.stored_results is None else DROP_RESULTS
+        text = self.results_json()
+        return None if text == self.stored_results else text
+
     @classmethod
-    def from_bytes(cls, raw: bytes) -> GameRecord:
+    def from_bytes(cls, raw: bytes, results: bytes | None = None) -> GameRecord:
+        """A record from its document and the text of its results (stored apart
+        since format 2; a format 1 document holds them)."""
         data = orjson.loads(raw)
-        if data.get("f") != DOC_FORMAT:
+        if data.get("f") not in READABLE_FORMATS:
             raise ValueError(f"unknown game record format {data.get('f')!r}")
         return cls(
             id=data["id"],
@@ -174,13 +227,21 @@ class GameRecord:
             seed=data["seed"],
             seeded=data["seeded"],
             created_at=data["created_at"],
-            state=state_from_dict(data["state"]) if data["state"] else None,
+            state=state_from_dict(data["state"], results) if data["state"] else None,
             turn_timeout=data["timing"][0],
             autopilot_after=data["timing"][1],
             deadline=data["timing"][2],
             rematch_of=data["rematch"][0],
             rematch_id=data["rematch"][1],
         )
+
+    @classmethod
+    def loaded(cls, raw: bytes, results: bytes | None) -> GameRecord:
+        """The record of a game as read from the store (its document and the
+        results stored beside it, if any)."""
+        record = cls.from_bytes(raw, results)
+        record.stored_results = results
+        return record
 
     # -- access ----------------------------------------------------------------
 
@@ -199,20 +260,30 @@ class GameRecord:
         """The public view (``seat`` None) or a seat's view, with lobby details, ready
         for orjson (``results`` is pre-serialized JSON, see :func:`observe`).
 
-        A seat's view is the public view followed by the seat's part
-        (:func:`seat_part`), which :meth:`view_json` relies on."""
+        In that order: the public view but its results (:meth:`public_json`),
+        ``results``, then the seat's part (:func:`seat_part`); the texts of
+        :meth:`view_json` and :func:`with_results` rely on it."""
         out = self._public_view(version)
+        out["results"] = orjson.Fragment(self.results_json())
         if seat is not None:
             out.update(self._seat_part(seat))
         return out
 
+    def public_json(self, version: int) -> bytes:
+        """The public view as saved beside the document: without its results,
+        which :func:`with_results` adds when it is read (with them in format 1)."""
+        return self._saved_public(orjson.dumps(self._public_view(version)))
+
     def view_json(self, version: int, seat: int) -> tuple[bytes, bytes]:
-        """The public view and ``seat``'s view as JSON text, built in one pass: the
-        seat's text is the public one with the seat's part appended (a move
-        saves the first and answers the second)."""
-        public = orjson.dumps(self._public_view(version))
+        """:meth:`public_json` and ``seat``'s view as JSON text, built in one pass:
+        the seat's text is the public one with the results and the seat's part
+        appended (a move saves the first and answers the second)."""
+        bare = orjson.dumps(self._public_view(version))
         part = orjson.dumps(self._seat_part(seat))
-        return public, public[:-1] + b"," + part[1:]
+        return self._saved_public(bare), with_results(bare, self.results_json(), part)
+
+    def _saved_public(self, bare: bytes) -> bytes:
+        return bare if _write_format == 2 else with_results(bare, self.results_json())
 
     def _seat_part(self, seat: int) -> dict[str, Any]:
         if self.state is None:
@@ -222,6 +293,7 @@ class GameRecord:
     def _public_view(self, version: int) -> dict[str, Any]:
         if self.state is not None:
             out = observe(self.state, raw_results=True)
+            del out["results"]  # stored apart, appended by view() and with_results()
         else:
             out = {
                 "status": "waiting",
@@ -230,7 +302,6 @@ class GameRecord:
                 "rounds_total": len(self.game.rounds),
                 "players": [{"seat": s.seat, "hand_size": 0, "total": 0} for s in self.seats],
                 "round": None,
-                "results": [],
                 "winners": None,
             }
         for player, seat_info in zip(out["players"], self.seats, strict=True):

@@ -1,25 +1,34 @@
 """GameRecord.view_json: the one-pass texts a move saves and answers are exactly
-the public view and the seat's view, at every stage of a game."""
+the public view (completed with the results stored apart) and the seat's view,
+at every stage of a game; and a record saved apart from its results loads back."""
 
 from __future__ import annotations
 
 import orjson
+import pytest
 
+from service.engine.errors import StateFormatError
 from service.engine.moves import Draw, Source
 from service.engine.state import Phase
 from service.fairplay import automatic_finish
-from service.games import GameRecord, create_record
+from service.games import GameRecord, create_record, with_results
 
 
 def assert_texts_match(record: GameRecord, version: int) -> None:
     for seat in range(len(record.seats)):
         public, text = record.view_json(version, seat)
-        assert public == orjson.dumps(record.view(version))
+        assert "results" not in orjson.loads(public)
+        assert with_results(public, record.results_json()) == orjson.dumps(record.view(version))
         assert text == orjson.dumps(record.view(version, seat))
         view = orjson.loads(text)
         private = ("seat", "hand", "legal_moves", "arrangement")
-        assert {k: v for k, v in view.items() if k not in private} == orjson.loads(public)
+        public_view = orjson.loads(with_results(public, record.results_json()))
+        assert {k: v for k, v in view.items() if k not in private} == public_view
         assert view["seat"] == seat
+    loaded = GameRecord.loaded(record.to_bytes(), record.results_json())
+    assert loaded == record
+    assert loaded.results_to_save() is None  # unchanged: not written again
+    assert GameRecord.from_bytes(record.to_bytes(), record.results_json()).results_to_save()
 
 
 def test_view_json_is_the_public_view_and_the_seat_view_while_waiting() -> None:
@@ -43,3 +52,31 @@ def test_view_json_is_the_public_view_and_the_seat_view_through_a_game() -> None
         version += 1
     assert record.status == "finished"
     assert_texts_match(record, version)
+
+
+def test_a_record_saved_by_format_1_loads_and_moves_its_results_out() -> None:
+    record, _tokens, _events = create_record(
+        [{"name": "a"}, {"name": "b"}], None, "classic", {}, "format-1", True
+    )
+    assert record.state is not None
+    while len(record.state.results) < 2:
+        seat = record.state.round.turn if record.state.round else 0
+        if record.state.round and record.state.round.phase is Phase.DRAW:
+            record.play(seat, Draw(Source.STOCK))
+        else:
+            record.play(seat, automatic_finish(record.state, seat))
+    doc = orjson.loads(record.to_bytes())
+    doc["f"] = 1
+    doc["state"]["results"] = record.results_json().decode()  # where format 1 kept them
+    old = GameRecord.loaded(orjson.dumps(doc), None)
+    assert old == record
+    assert old.results_to_save() == record.results_json()  # saved apart on the next write
+    assert "results" not in orjson.loads(old.to_bytes())["state"]
+
+
+def test_a_document_without_its_results_is_refused() -> None:
+    record, _tokens, _events = create_record(
+        [{"name": "a"}, {"name": "b"}], None, "classic", {}, None, False
+    )
+    with pytest.raises(StateFormatError):
+        GameRecord.from_bytes(record.to_bytes())

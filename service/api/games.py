@@ -38,7 +38,7 @@ from service.api.persistence import (
 )
 from service.api.problems import ApiError
 from service.engine.moves import Move
-from service.games import GameRecord, create_record
+from service.games import GameRecord, create_record, with_results
 from service.store import GameExists, GameNotFound
 
 blp = Blueprint(
@@ -143,7 +143,8 @@ def _replay_creation(idem: Idempotency, raw: bytes) -> Response:
     if fingerprint == idem.fingerprint and store().load(saved["game_id"]) is None:
         doc = saved["doc"].encode()
         events = [(e.encode(), seat) for e, seat in saved["events"]]
-        _create_recorded(GameRecord.from_bytes(doc), doc, events)
+        # a game being created has no results yet (a format 1 document holds its own)
+        _create_recorded(GameRecord.from_bytes(doc, b"[]"), doc, events)
     return replay(idem, fingerprint, raw).response()
 
 
@@ -310,12 +311,14 @@ def public_view(game_id: str) -> Answer:
     found = store().load_public(game_id)
     if found is None:
         raise GameNotFound(game_id)
-    version, deadline, public = found
+    version, deadline, public, results = found
     if not public or (deadline is not None and time.time() >= deadline):
         # an overdue turn is played first; a game saved without its public
         # view (by an older release) has it built from the document
         version, record = current(game_id)
         public = orjson.dumps(record.view(version))
+    elif results is not None:  # else saved by an older release, results inside
+        public = with_results(public, results)
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged

@@ -67,11 +67,11 @@ def require_seat(record: GameRecord) -> int:
 
 def load(game_id: str) -> tuple[int, GameRecord]:
     """The game's version and record, or 404."""
-    found = store().load(game_id)
+    found = store().load_game(game_id)
     if found is None:
         raise GameNotFound(game_id)
-    version, raw = found
-    return version, GameRecord.from_bytes(raw)
+    version, raw, results = found
+    return version, GameRecord.loaded(raw, results)
 
 
 def not_modified(version: int) -> Answer | None:
@@ -102,8 +102,13 @@ def if_match_version() -> int | None:
 
 def snapshot(record: GameRecord, version: int) -> dict[str, Any]:
     """What is saved beside the document at ``version``: the public view, ready
-    to send (``GET /v1/games/{id}`` then needs no document), and the deadline."""
-    return {"public": orjson.dumps(record.view(version)), "deadline": record.deadline}
+    to send but for the results (``GET /v1/games/{id}`` then needs no document),
+    the deadline, and the results when they changed."""
+    return {
+        "public": record.public_json(version),
+        "deadline": record.deadline,
+        "results": record.results_to_save(),
+    }
 
 
 def events_payload(events: list[Event]) -> list[tuple[bytes, int | None]]:
@@ -228,11 +233,11 @@ def change(
             if stored is not None:
                 return replay(idem, *stored)
         else:
-            found = st.load(game_id)
+            found = st.load_game(game_id)
         if found is None:
             raise GameNotFound(game_id)
-        version, raw = found
-        record = GameRecord.from_bytes(raw)
+        version, raw, results = found
+        record = GameRecord.loaded(raw, results)
         if settle_timeouts(game_id, version, record):
             continue
         if expected is not None and expected != version:
@@ -260,6 +265,7 @@ def change(
                 idempotency=saved,
                 public=public,
                 deadline=record.deadline,
+                results=record.results_to_save(),
             )
         except IdempotentReplay as first:
             assert idem is not None
@@ -288,7 +294,7 @@ def _answer_and_public(
         public, text = record.view_json(version, outcome.seat)
         return 200, orjson.Fragment(text), public, text
     status, body = outcome.build(version)
-    return status, body, orjson.dumps(record.view(version)), orjson.dumps(body)
+    return status, body, record.public_json(version), orjson.dumps(body)
 
 
 def settle_timeouts(game_id: str, version: int, record: GameRecord) -> bool:

@@ -3,9 +3,12 @@
 Card lists are stored as one space-separated string of codes, which keeps a
 game document small; the results of finished rounds as one string of JSON
 text, so loading a game does not build their many small objects until they
-are read (see :class:`ResultLog`).  ``FORMAT_VERSION`` is bumped whenever the
-layout changes; :func:`state_from_dict` reads every version it knows (1 kept
-the results as a list) and refuses others.
+are read (see :class:`ResultLog`).  A caller that stores the results apart
+(they change once a round, the rest on every move) leaves them out of the
+dict (``results=False``) and hands their text back to :func:`state_from_dict`.
+``FORMAT_VERSION`` is bumped whenever the layout changes;
+:func:`state_from_dict` reads every version it knows (1 kept the results as a
+list) and refuses others.
 
 >>> from service.engine.rules import Game
 >>> from service.engine.state import State
@@ -88,32 +91,56 @@ def round_from_dict(data: dict[str, Any]) -> Round:
     )
 
 
-def state_to_dict(state: State) -> dict[str, Any]:
-    """The whole state, secret seed included: for storage only, never for clients."""
-    return {
+def state_to_dict(state: State, *, results: bool = True) -> dict[str, Any]:
+    """The whole state, secret seed included: for storage only, never for clients.
+
+    ``results=False`` leaves out the finished rounds' results (``state.results.json()``
+    is their text, to be stored apart and given back to :func:`state_from_dict`)."""
+    out = {
         "v": FORMAT_VERSION,
         "players": state.game.num_players,
         "options": state.game.options.to_dict(),
         "seed": state.seed,
         "totals": list(state.totals),
         "round": round_to_dict(state.round) if state.round else None,
-        "results": state.results.json().decode(),
         "winners": list(state.winners),
     }
+    if results:
+        out["results"] = state.results.json().decode()
+    return out
 
 
-def state_from_dict(data: dict[str, Any]) -> State:
-    """Rebuild a state saved by :func:`state_to_dict`."""
+def state_from_dict(data: dict[str, Any], results: bytes | None = None) -> State:
+    """Rebuild a state saved by :func:`state_to_dict`; ``results`` is the text of
+    the results when they were left out of ``data``.
+
+    >>> from service.engine.rules import Game
+    >>> from service.engine.state import State
+    >>> state = State.new(Game(2), seed="cd" * 32)
+    >>> apart = state_to_dict(state, results=False)
+    >>> state_from_dict(apart, state.results.json()) == state
+    True
+    >>> state_from_dict(apart)
+    Traceback (most recent call last):
+    ...
+    service.engine.errors.StateFormatError: the state was saved without its results
+    """
     version = data.get("v")
     if type(version) is not int or version not in READABLE_VERSIONS:
         raise StateFormatError(f"unknown state format {version!r}")
-    results = data["results"]
     game = Game(data["players"], options_from_dict(data["options"]))
+    if "results" in data:
+        inline = data["results"]
+        log = ResultLog.from_json(inline.encode()) if version >= 2 else ResultLog(inline)
+    elif results is not None:
+        log = ResultLog.from_json(results)
+    else:
+        raise StateFormatError("the state was saved without its results")
     return State(
         game=game,
         seed=data["seed"],
         totals=list(data["totals"]),
         round=round_from_dict(data["round"]) if data["round"] else None,
-        results=ResultLog.from_json(results.encode()) if version >= 2 else ResultLog(results),
+        results=log,
         winners=list(data["winners"]),
     )

@@ -7,7 +7,11 @@ release and never executes code when loaded.
 
 Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
 
-* ``t13:{id}:state`` hash — ``v`` version, ``d`` document, ``s`` last event seq;
+* ``t13:{id}:state`` hash — ``v`` version, ``d`` document, ``r`` the results of
+  finished rounds (kept apart: the document changes on every move, they once a
+  round; writes leave them alone when not given), ``p`` the public view
+  without those results, ``t`` turn deadline, ``s`` last event seq, ``n`` last
+  write id;
 * ``t13:{id}:events`` stream — entry id ``<seq>-0``, fields ``seat`` ("" public,
   "N" private to seat N) and ``e`` (the event JSON);
 * ``t13:{id}:idem:<hash>`` hash — ``f`` request fingerprint, ``r`` response.
@@ -65,8 +69,8 @@ CREATE_SCRIPT = (
 -- Create a game at version 1 with its first events.
 -- KEYS[1] state hash, KEYS[2] event stream
 -- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
--- ("" = none), ARGV[5] write id, ARGV[6] number of events n, ARGV[7 .. 6 + 2n] seat,
--- event pairs (seat "" = public)
+-- ("" = none), ARGV[5] write id, ARGV[6] results ("" = none), ARGV[7] number of events n,
+-- ARGV[8 .. 7 + 2n] seat, event pairs (seat "" = public)
 -- Returns -1 if the game exists already (unless this very write made it: a retry
 -- after a lost reply), else the last event seq.
 local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's')
@@ -76,13 +80,14 @@ if made[1] then
 end
 redis.call('DEL', KEYS[2])
 local seq = 0
-local n = tonumber(ARGV[6])
-local first = 7
+local n = tonumber(ARGV[7])
+local first = 8
 """
     + _APPEND_EVENTS
     + """
 redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', ARGV[4],
            'n', ARGV[5])
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[6]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
 return seq
@@ -95,8 +100,9 @@ COMMIT_SCRIPT = (
 -- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) idempotency hash
 -- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
 -- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
--- ARGV[7] number of events n, ARGV[8 .. 7 + 2n] seat, event pairs (seat "" = public);
--- with KEYS[3]: ARGV[8 + 2n] fingerprint, ARGV[9 + 2n] response, ARGV[10 + 2n] its TTL (s)
+-- ARGV[7] results ("" = unchanged, "-" = drop them), ARGV[8] number of events n,
+-- ARGV[9 .. 8 + 2n] seat, event pairs (seat "" = public);
+-- with KEYS[3]: ARGV[9 + 2n] fingerprint, ARGV[10 + 2n] response, ARGV[11 + 2n] its TTL (s)
 -- Returns {1, new version, last seq} on success -- also when the last write of the
 -- game carries this write id (the client library retried a write whose reply was
 -- lost); {0, current version} on a conflict; {-1, 0} if the game does not exist;
@@ -105,8 +111,8 @@ COMMIT_SCRIPT = (
 local state = redis.call('HMGET', KEYS[1], 'v', 's', 'n')
 if not state[1] then return {-1, 0} end
 if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2])} end
-local n = tonumber(ARGV[7])
-local first = 8
+local n = tonumber(ARGV[8])
+local first = 9
 if KEYS[3] then
   local old = redis.call('HMGET', KEYS[3], 'f', 'r')
   if old[1] then return {-2, 0, old[1], old[2]} end
@@ -120,6 +126,8 @@ local seq = tonumber(state[2] or '0')
 version = version + 1
 redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 't', ARGV[5],
            'n', ARGV[6])
+if ARGV[7] == '-' then redis.call('HDEL', KEYS[1], 'r')
+elseif ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[7]) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 if KEYS[3] then
@@ -243,12 +251,14 @@ class GameStore:
         *,
         public: bytes = b"",
         deadline: float | None = None,
+        results: bytes | None = None,
     ) -> int:
         """Store a new game at version 1 with its first events; returns 1.
 
         ``public`` (the public view, ready to send) and ``deadline`` (of the
         current turn) are kept beside the document so that reads which need
-        only them skip the document (see :meth:`load_public`).
+        only them skip the document (see :meth:`load_public`); so are
+        ``results`` (see :meth:`load_game`; None stores none).
         Raises :class:`GameExists` if the id is taken.
         """
         self._ensure_connected()
@@ -261,6 +271,7 @@ class GameStore:
                     public,
                     _deadline_arg(deadline),
                     _write_id(),
+                    results or b"",
                     *_event_args(events),
                 ],
             )
@@ -268,16 +279,27 @@ class GameStore:
             raise GameExists(game_id)
         return 1
 
-    def load_public(self, game_id: str) -> tuple[int, float | None, bytes] | None:
-        """``(version, turn deadline, public view)`` saved with the last change, or
-        None if there is no game (one round trip, without the document)."""
+    def load_public(self, game_id: str) -> tuple[int, float | None, bytes, bytes | None] | None:
+        """``(version, turn deadline, public view, results)`` saved with the last
+        change, or None if there is no game (one round trip, without the document)."""
         with translate_errors():
-            [(version, deadline, public)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p")
+            [(version, deadline, public, results)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r")
             )
         if version is None:
             return None
-        return int(version), float(deadline) if deadline else None, public or b""
+        return int(version), float(deadline) if deadline else None, public or b"", results
+
+    def load_game(self, game_id: str) -> tuple[int, bytes, bytes | None] | None:
+        """``(version, document, results)`` of a game (results None when they were
+        never stored apart), or None if there is none (one round trip)."""
+        with translate_errors():
+            [(version, doc, results)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r")
+            )
+        if version is None or doc is None:
+            return None
+        return int(version), doc, results
 
     def load(self, game_id: str) -> tuple[int, bytes] | None:
         """``(version, document)`` of a game, or None if there is none (one round trip)."""
@@ -289,18 +311,18 @@ class GameStore:
 
     def load_with_idempotency(
         self, game_id: str, key_hash: str
-    ) -> tuple[tuple[int, bytes] | None, tuple[bytes, bytes] | None]:
-        """:meth:`load` and :meth:`idempotent_lookup` together, in one round trip.
+    ) -> tuple[tuple[int, bytes, bytes | None] | None, tuple[bytes, bytes] | None]:
+        """:meth:`load_game` and :meth:`idempotent_lookup` together, in one round trip.
 
-        Returns ``(game, record)``: ``(version, document)`` or None, and
+        Returns ``(game, record)``: ``(version, document, results)`` or None, and
         ``(fingerprint, response)`` or None.
         """
         with translate_errors():
-            (version, doc), (fingerprint, response) = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "d"),
+            (version, doc, results), (fingerprint, response) = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r"),
                 ("HMGET", keys.key(game_id, keys.idem_part(key_hash)), "f", "r"),
             )
-        game = None if version is None or doc is None else (int(version), doc)
+        game = None if version is None or doc is None else (int(version), doc, results)
         record = None if fingerprint is None or response is None else (fingerprint, response)
         return game, record
 
@@ -331,8 +353,12 @@ class GameStore:
         idempotency: tuple[str, bytes, bytes] | None = None,
         public: bytes = b"",
         deadline: float | None = None,
+        results: bytes | None = None,
     ) -> int:
         """Replace the document if the game is still at ``expected_version``; append events.
+
+        ``results`` replaces the results stored apart (None leaves them as they
+        are, ``b"-"`` deletes them).
 
         Atomic: the version check, the new document, the events (numbered on
         from the game's last seq), the TTL refresh and, with ``idempotency =
@@ -359,6 +385,7 @@ class GameStore:
             public,
             _deadline_arg(deadline),
             _write_id(),
+            results or b"",
             *_event_args(events),
         ]
         if idempotency is not None:

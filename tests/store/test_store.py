@@ -47,6 +47,21 @@ def test_create_load_commit(store: GameStore) -> None:
     assert last == 2
 
 
+def test_results_are_kept_apart_and_rewritten_only_when_given(store: GameStore) -> None:
+    gid = new_id()
+    store.create(gid, b"d1", public=b'{"id":1}', results=b"[]")
+    assert store.load_game(gid) == (1, b"d1", b"[]")
+    assert store.commit(gid, 1, b"d2", public=b'{"id":2}') == 2  # results unchanged
+    assert store.load_game(gid) == (2, b"d2", b"[]")
+    assert store.commit(gid, 2, b"d3", public=b'{"id":3}', results=b'[{"number":1}]') == 3
+    assert store.load_game(gid) == (3, b"d3", b'[{"number":1}]')
+    assert store.load_public(gid) == (3, None, b'{"id":3}', b'[{"number":1}]')
+    other = new_id()
+    store.create(other, b"d")  # none given: none stored (a document that holds its own)
+    assert store.load_game(other) == (1, b"d", None)
+    assert store.load_game(new_id()) is None
+
+
 def test_create_twice_fails(store: GameStore) -> None:
     gid = new_id()
     store.create(gid, b"a")
@@ -205,8 +220,8 @@ def test_idempotency_is_stored_with_the_commit(store: GameStore) -> None:
     store.create(gid, b"v1")
     assert store.commit(gid, 1, b"v2", [b"moved"], idempotency=("h", b"fp", b"answer")) == 2
     assert store.idempotent_lookup(gid, "h") == (b"fp", b"answer")
-    assert store.load_with_idempotency(gid, "h") == ((2, b"v2"), (b"fp", b"answer"))
-    assert store.load_with_idempotency(gid, "other") == ((2, b"v2"), None)
+    assert store.load_with_idempotency(gid, "h") == ((2, b"v2", None), (b"fp", b"answer"))
+    assert store.load_with_idempotency(gid, "other") == ((2, b"v2", None), None)
     assert store.load_with_idempotency(new_id(), "h") == (None, None)
     # A retry: nothing is written, the first answer comes back (whatever the version).
     for version in (1, 2):
@@ -310,7 +325,7 @@ def test_embedded_default_runs_the_scripts(
     with pytest.raises(IdempotentReplay):
         store.commit(gid, 3, b"d4", idempotency=("k", b"f", b"r"))
     assert store.idempotent_lookup(gid, "k") == (b"f", b"r")
-    assert store.load_with_idempotency(gid, "k") == ((3, b"d3"), (b"f", b"r"))
+    assert store.load_with_idempotency(gid, "k") == ((3, b"d3", None), (b"f", b"r"))
 
 
 @needs_redis_server
@@ -329,7 +344,7 @@ def test_store_on_a_redis_cluster() -> None:
             assert store.load(gid) == (2, b"d2")
             assert store.events(gid, 0, seat=1) == ([(1, b"e"), (2, b"p")], 2)
             assert store.idempotent_lookup(gid, "k") == (b"f", b"r")
-            assert store.load_with_idempotency(gid, "k") == ((2, b"d2"), (b"f", b"r"))
+            assert store.load_with_idempotency(gid, "k") == ((2, b"d2", None), (b"f", b"r"))
         thread = _commit_later(store, ids[0], 2, [b"later"], 0.3)
         assert store.events(ids[0], 2, wait_seconds=5) == ([(3, b"later")], 3)
         thread.join()

@@ -1,0 +1,85 @@
+"""Games stored by the previous release (document format 1: the results inside the
+document and inside the saved public view) keep being served and played; their
+next write stores the results apart, as format 2 does."""
+
+from __future__ import annotations
+
+import orjson
+
+from service.games import set_write_format, with_results
+from service.store import key
+from tests.api.conftest import create_game, make_app
+
+
+def play_until_results(game, rounds: int) -> None:
+    """Draw and discard (going out when the view lists it) until ``rounds`` are scored."""
+    while len(game.public()["results"]) < rounds:
+        public = game.public()
+        seat = public["round"]["turn"]
+        view = game.view(seat)
+        go_out = [m for m in view["legal_moves"] if m["type"] == "go_out"]
+        move = go_out[0] if go_out else view["legal_moves"][0]
+        assert game.move(seat, move).status_code == 200
+
+
+def as_format_1(redis_client, game_id: str) -> None:
+    """Rewrite a stored game the way the previous release stored it."""
+    state_key = key(game_id, "state")
+    stored = redis_client.hgetall(state_key)
+    doc = orjson.loads(stored[b"d"])
+    doc["f"] = 1
+    doc["state"]["results"] = stored[b"r"].decode()
+    public = with_results(stored[b"p"], stored[b"r"])
+    redis_client.hset(state_key, mapping={"d": orjson.dumps(doc), "p": public})
+    redis_client.hdel(state_key, "r")
+
+
+def test_a_format_1_game_is_served_and_its_next_write_moves_the_results_apart(client, redis_client):
+    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="format-1")
+    play_until_results(game, 1)
+    before = game.public()
+    seats = {s: game.view(s) for s in (0, 1)}
+    state_key = key(game.id, "state")
+    assert orjson.loads(redis_client.hget(state_key, "d"))["f"] == 2
+    assert "results" not in orjson.loads(redis_client.hget(state_key, "p"))
+
+    as_format_1(redis_client, game.id)
+    assert game.public() == before
+    assert {s: game.view(s) for s in (0, 1)} == seats
+
+    seat = before["round"]["turn"]
+    assert game.move(seat, seats[seat]["legal_moves"][0]).status_code == 200
+    assert orjson.loads(redis_client.hget(state_key, "d"))["f"] == 2
+    assert orjson.loads(redis_client.hget(state_key, "r")) == before["results"]
+    after = game.public()
+    assert after["results"] == before["results"]
+    assert after["version"] == before["version"] + 1
+
+
+def test_game_format_1_writes_what_the_previous_release_reads(redis_client, redis_url):
+    """``GAME_FORMAT=1`` (a rolling upgrade from a release that reads only format 1):
+    documents with their results inside, a complete saved public view, and the
+    results a format 2 write stored apart dropped, so no reader sees them twice."""
+    try:
+        game = create_game(make_app(redis_url).test_client(), [{"name": "a"}, {"name": "b"}])
+        play_until_results(game, 1)
+        state_key = key(game.id, "state")
+        assert redis_client.hexists(state_key, "r")
+
+        game.client = make_app(redis_url, GAME_FORMAT="1").test_client()
+        before = game.public()
+        seat = before["round"]["turn"]
+        assert game.move(seat, game.view(seat)["legal_moves"][0]).status_code == 200
+        stored = redis_client.hgetall(state_key)
+        assert b"r" not in stored
+        doc = orjson.loads(stored[b"d"])
+        assert doc["f"] == 1
+        assert orjson.loads(doc["state"]["results"]) == before["results"]
+        saved_public = orjson.loads(stored[b"p"])
+        assert saved_public["results"] == before["results"]
+        assert saved_public == game.public()
+        play_until_results(game, 2)  # and play goes on
+    finally:
+        set_write_format(2)  # what any app made after this test writes anyway
+    game.client = make_app(redis_url).test_client()
+    assert len(game.public()["results"]) >= 2
