@@ -282,6 +282,12 @@ class GameRecord:
         part = orjson.dumps(self._seat_part(seat))
         return self._saved_public(bare), with_results(bare, self.results_json(), part)
 
+    def seat_view_json(self, public: bytes, seat: int) -> bytes:
+        """``seat``'s view as JSON text, from the text of the public view of this
+        very version (results included, as the store saved it): the seat's part
+        is appended to it, so only that part is built."""
+        return public[:-1] + b"," + orjson.dumps(self._seat_part(seat))[1:]
+
     def _saved_public(self, bare: bytes) -> bytes:
         return bare if _write_format == 2 else with_results(bare, self.results_json())
 

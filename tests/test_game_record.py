@@ -20,6 +20,8 @@ def assert_texts_match(record: GameRecord, version: int) -> None:
         assert "results" not in orjson.loads(public)
         assert with_results(public, record.results_json()) == orjson.dumps(record.view(version))
         assert text == orjson.dumps(record.view(version, seat))
+        saved = with_results(public, record.results_json())  # as a read completes it
+        assert record.seat_view_json(saved, seat) == text
         view = orjson.loads(text)
         private = ("seat", "hand", "legal_moves", "arrangement")
         public_view = orjson.loads(with_results(public, record.results_json()))

@@ -26,6 +26,7 @@ from service.api.persistence import (
     bearer_token,
     change,
     current,
+    current_with_public,
     events_payload,
     idempotency,
     json_response,
@@ -326,13 +327,16 @@ def public_view(game_id: str) -> Answer:
 
 
 def player_view(game_id: str) -> Answer:
-    """``GET /v1/games/{id}/view``: the view of the seat holding the token."""
-    version, record = current(game_id)
+    """``GET /v1/games/{id}/view``: the view of the seat holding the token (the
+    public view saved with the game, plus the seat's part)."""
+    version, record, public = current_with_public(game_id)
     seat = require_seat(record)
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged
-    return json_answer(record.view(version, seat), version=version)
+    if not public:
+        return json_answer(record.view(version, seat), version=version)
+    return raw_json_answer(record.seat_view_json(public, seat), version=version)
 
 
 def make_move(game_id: str) -> Answer:

@@ -23,7 +23,7 @@ from service.api.context import Call, call, store
 from service.api.problems import ApiError
 from service.engine.records import Event
 from service.fairplay import apply_timeouts
-from service.games import GameRecord, hash_token
+from service.games import GameRecord, hash_token, with_results
 from service.store import GameNotFound, IdempotentReplay, VersionConflict
 
 MAX_ATTEMPTS = 4
@@ -324,4 +324,20 @@ def current(game_id: str) -> tuple[int, GameRecord]:
         version, record = load(game_id)
         if not settle_timeouts(game_id, version, record):
             return version, record
+    raise ApiError("CONFLICT", "the game is changing too fast; retry")
+
+
+def current_with_public(game_id: str) -> tuple[int, GameRecord, bytes]:
+    """:func:`current`, plus the text of the public view saved with that version,
+    results included (``b""`` for a game saved without one, by an old release)."""
+    for _attempt in range(MAX_ATTEMPTS):
+        found = store().load_for_view(game_id)
+        if found is None:
+            raise GameNotFound(game_id)
+        version, raw, results, public = found
+        record = GameRecord.loaded(raw, results)
+        if not settle_timeouts(game_id, version, record):
+            if public and results is not None:  # else format 1: results inside
+                public = with_results(public, results)
+            return version, record, public
     raise ApiError("CONFLICT", "the game is changing too fast; retry")

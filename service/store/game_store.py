@@ -309,6 +309,17 @@ class GameStore:
             return None
         return int(version), doc
 
+    def load_for_view(self, game_id: str) -> tuple[int, bytes, bytes | None, bytes] | None:
+        """:meth:`load_game` plus the public view saved with that version
+        (``b""`` if none was): ``(version, document, results, public)``."""
+        with translate_errors():
+            [(version, doc, results, public)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r", "p")
+            )
+        if version is None or doc is None:
+            return None
+        return int(version), doc, results, public or b""
+
     def load_with_idempotency(
         self, game_id: str, key_hash: str
     ) -> tuple[tuple[int, bytes, bytes | None] | None, tuple[bytes, bytes] | None]:

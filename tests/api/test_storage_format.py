@@ -83,3 +83,14 @@ def test_game_format_1_writes_what_the_previous_release_reads(redis_client, redi
         set_write_format(2)  # what any app made after this test writes anyway
     game.client = make_app(redis_url).test_client()
     assert len(game.public()["results"]) >= 2
+
+
+def test_a_game_saved_without_a_public_view_is_still_viewed(client, redis_client):
+    """The oldest releases saved no public view beside the document: both views are
+    then built from the document (and the next write saves one)."""
+    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="no-public")
+    play_until_results(game, 1)
+    public, seats = game.public(), {s: game.view(s) for s in (0, 1)}
+    redis_client.hdel(key(game.id, "state"), "p")
+    assert game.public() == public
+    assert {s: game.view(s) for s in (0, 1)} == seats
