@@ -26,7 +26,7 @@ from service.engine.records import Event
 from service.engine.rules import Game, Options, preset
 from service.engine.shuffle import Shuffler, commitment, new_seed
 from service.engine.state import State
-from service.engine.view import observe, seat_part
+from service.engine.view import arrangement_key, observe, seat_part
 
 DOC_FORMAT = 2
 """2: the results of finished rounds are stored apart from the document (they
@@ -163,6 +163,12 @@ class GameRecord:
     deadline: float | None = None
     rematch_id: str | None = None
     rematch_of: str | None = None
+    arrangements: dict[int, tuple[tuple[int, tuple[int, ...]], dict[str, Any]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """Seat -> (:func:`arrangement_key`, the arrangement's JSON form) of the seats'
+    hands as last built; saved with the document, so that viewing a hand that has
+    not changed since its seat's last move needs no solve."""
     stored_results: bytes | None = field(default=None, repr=False, compare=False)
     """The results' text as stored apart in this game's store entry (set by
     :meth:`loaded`; None: not stored yet), so a save rewrites them only when
@@ -197,8 +203,20 @@ class GameRecord:
                 "state": state_to_dict(self.state, results=not apart) if self.state else None,
                 "timing": [self.turn_timeout, self.autopilot_after, self.deadline],
                 "rematch": [self.rematch_of, self.rematch_id],
+                "arr": self._arrangements_to_save(),
             }
         )
+
+    def _arrangements_to_save(self) -> list[list[Any]]:
+        """The known arrangements still valid for the seats' hands, as
+        ``[seat, round index, card ids, arrangement]``."""
+        if self.state is None:
+            return []
+        return [
+            [seat, key[0], key[1], arrangement]
+            for seat, (key, arrangement) in sorted(self.arrangements.items())
+            if arrangement_key(self.state, seat) == key
+        ]
 
     def results_json(self) -> bytes:
         """The JSON text of the finished rounds' results."""
@@ -233,6 +251,10 @@ class GameRecord:
             deadline=data["timing"][2],
             rematch_of=data["rematch"][0],
             rematch_id=data["rematch"][1],
+            arrangements={
+                seat: ((index, tuple(ids)), arrangement)
+                for seat, index, ids, arrangement in data.get("arr", ())
+            },
         )
 
     @classmethod
@@ -294,7 +316,13 @@ class GameRecord:
     def _seat_part(self, seat: int) -> dict[str, Any]:
         if self.state is None:
             return {"seat": seat, "hand": [], "legal_moves": [], "arrangement": None}
-        return seat_part(self.state, seat)
+        key = arrangement_key(self.state, seat)
+        stored = self.arrangements.get(seat)
+        known = stored[1] if stored is not None and key is not None and stored[0] == key else None
+        part = seat_part(self.state, seat, known=known)
+        if key is not None:
+            self.arrangements[seat] = (key, part["arrangement"])
+        return part
 
     def _public_view(self, version: int) -> dict[str, Any]:
         if self.state is not None:

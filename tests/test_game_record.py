@@ -82,3 +82,54 @@ def test_a_document_without_its_results_is_refused() -> None:
     )
     with pytest.raises(StateFormatError):
         GameRecord.from_bytes(record.to_bytes())
+
+
+def test_stored_arrangements_are_the_solved_ones_and_spare_the_solve(monkeypatch) -> None:
+    """A seat's arrangement built on a write is saved with the document; a view of
+    the same hand after loading it uses it (no solve) and gives what a solve gives;
+    only arrangements of the hands as they are now are saved."""
+    import service.engine.view as view_module
+
+    record, _tokens, _events = create_record(
+        [{"name": "a"}, {"name": "b"}, {"name": "c"}], None, "classic", {}, "arr", True
+    )
+    solve = view_module.best_arrangement
+    calls: list[int] = []
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return solve(*args, **kwargs)
+
+    spared = 0
+    version = 1
+    while record.state is not None and record.state.round is not None and version < 400:
+        seat = record.state.round.turn
+        if record.state.round.phase is Phase.DRAW:
+            record.play(seat, Draw(Source.STOCK))
+        else:
+            record.play(seat, automatic_finish(record.state, seat))
+        version += 1
+        record.view_json(version, seat)  # what a move answers: the mover's view
+        doc, results = record.to_bytes(), record.results_json()
+        rows = orjson.loads(doc)["arr"]
+        if record.state.round is None:
+            assert rows == []
+            break
+        for s, index, ids, _arrangement in rows:
+            assert index == record.state.round.index
+            assert ids == sorted(c.id for c in record.state.round.hands[s])
+        saved = {row[0] for row in rows}
+        assert seat in saved
+        fresh = GameRecord.from_bytes(doc, results)
+        fresh.arrangements.clear()
+        expected = {s: orjson.dumps(fresh.view(version, s)) for s in range(3)}
+        loaded = GameRecord.loaded(doc, results)
+        monkeypatch.setattr(view_module, "best_arrangement", counting)
+        for s in range(3):
+            calls.clear()
+            assert orjson.dumps(loaded.view(version, s)) == expected[s]
+            if s in saved:
+                assert not calls, "a stored arrangement was solved again"
+        monkeypatch.setattr(view_module, "best_arrangement", solve)
+        spared += len(saved)
+    assert spared > 100

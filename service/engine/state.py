@@ -358,11 +358,12 @@ class State:
         return events
 
 
-def legal_moves(state: State, seat: int) -> list[Move]:
+def legal_moves(state: State, seat: int, *, floor: int | None = None) -> list[Move]:
     """Every move ``seat`` may make now (empty when it is not their turn).
 
     Going out is listed once per possible discard, with one arrangement that
-    works; any other valid arrangement is accepted too.
+    works; any other valid arrangement is accepted too.  ``floor``: the points
+    of the best arrangement of the seat's hand, when the caller has it already.
     """
     rnd = state.round
     if rnd is None or seat != rnd.turn:
@@ -386,7 +387,8 @@ def legal_moves(state: State, seat: int) -> list[Move]:
         # Going out discarding c leaves melds covering the rest, so the whole
         # hand then arranges with deadwood c alone: only cards worth at least
         # the hand's best deadwood can be the discard of a going out.
-        floor = best_arrangement(hand, spec.wild_rank, options).points
+        if floor is None:
+            floor = best_arrangement(hand, spec.wild_rank, options).points
         points = points_table(spec.wild_rank, options)
         for card in allowed:
             if points[card.id] < floor:

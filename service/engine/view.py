@@ -77,28 +77,55 @@ def observe(state: State, seat: int | None = None, *, raw_results: bool = False)
     return view
 
 
-def seat_part(state: State, seat: int) -> dict[str, Any]:
+def seat_part(state: State, seat: int, *, known: dict[str, Any] | None = None) -> dict[str, Any]:
     """What ``observe(state, seat)`` adds to the public view: ``seat``, the seat's
     ``hand``, its ``legal_moves`` and the best ``arrangement`` of its hand.
+
+    ``known``: that arrangement, as built before for the same
+    :func:`arrangement_key` (a host stores it with the game, so that viewing a
+    hand that has not changed needs no solve); taken as it is, except while the
+    arrangement depends on the table (the key is None), when it is solved again.
 
     >>> from service.engine.rules import Game
     >>> from service.engine.state import State
     >>> state = State.new(Game(2), seed="01" * 32)
-    >>> sorted(seat_part(state, 1))
+    >>> part = seat_part(state, 1)
+    >>> sorted(part)
     ['arrangement', 'hand', 'legal_moves', 'seat']
-    >>> observe(state, 1) == {**observe(state), **seat_part(state, 1)}
+    >>> observe(state, 1) == {**observe(state), **part}
+    True
+    >>> seat_part(state, 1, known=part["arrangement"]) == part
     True
     """
     rnd = state.round
     if rnd is None:
         return {"seat": seat, "hand": [], "legal_moves": [], "arrangement": None}
     hand = rnd.hands[seat]
-    table = tuple(rnd.table) if state.game.options.lay_off and rnd.went_out is not None else ()
+    on_table = state.game.options.lay_off and rnd.went_out is not None
+    if known is None or on_table:
+        table = tuple(rnd.table) if on_table else ()
+        known = best_arrangement(hand, state.spec.wild_rank, state.game.options, table).to_dict()
+    # the floor of the going-out checks is the hand's own, without the table
+    floor = None if on_table else known["points"]
     return {
         "seat": seat,
         "hand": [c.code for c in hand],
-        "legal_moves": [m.to_dict() for m in legal_moves(state, seat)],
-        "arrangement": best_arrangement(
-            hand, state.spec.wild_rank, state.game.options, table
-        ).to_dict(),
+        "legal_moves": [m.to_dict() for m in legal_moves(state, seat, floor=floor)],
+        "arrangement": known,
     }
+
+
+def arrangement_key(state: State, seat: int) -> tuple[int, tuple[int, ...]] | None:
+    """What the best arrangement of ``seat``'s hand depends on, besides the game's
+    options: the round (its wild rank) and the cards.  None while it also depends
+    on the melds on the table (``lay_off``, once someone went out).
+
+    >>> from service.engine.rules import Game
+    >>> from service.engine.state import State
+    >>> arrangement_key(State.new(Game(2), seed="01" * 32), 0)[0]
+    0
+    """
+    rnd = state.round
+    if rnd is None or (state.game.options.lay_off and rnd.went_out is not None):
+        return None
+    return rnd.index, tuple(sorted([c.id for c in rnd.hands[seat]]))
