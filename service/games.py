@@ -26,7 +26,7 @@ from service.engine.records import Event
 from service.engine.rules import Game, Options, preset
 from service.engine.shuffle import Shuffler, commitment, new_seed
 from service.engine.state import State
-from service.engine.view import arrangement_key, observe, seat_part
+from service.engine.view import arrangement_key, empty_seat_part, observe, seat_part
 
 DOC_FORMAT = 2
 """2: the results of finished rounds are stored apart from the document (they
@@ -91,6 +91,17 @@ def with_results(public: bytes, results: bytes, seat_part: bytes = b"{}") -> byt
     """
     tail = b"}" if seat_part == b"{}" else b"," + seat_part[1:]
     return public[:-1] + b',"results":' + results + tail
+
+
+def saved_public_view(public: bytes, results: bytes | None) -> bytes:
+    """The public view text as the store keeps it, completed with the results
+    stored apart (``results`` None: a format 1 text, which holds its own; an empty
+    text, saved by an old release without a public view, stays empty).
+
+    >>> saved_public_view(b'{"id":"g"}', b"[]"), saved_public_view(b'{"id":"g"}', None)
+    (b'{"id":"g","results":[]}', b'{"id":"g"}')
+    """
+    return public if not public or results is None else with_results(public, results)
 
 
 GAME_ID_PATTERN = r"[A-Za-z0-9_-]{1,64}"
@@ -315,7 +326,7 @@ class GameRecord:
 
     def _seat_part(self, seat: int) -> dict[str, Any]:
         if self.state is None:
-            return {"seat": seat, "hand": [], "legal_moves": [], "arrangement": None}
+            return empty_seat_part(seat)
         key = arrangement_key(self.state, seat)
         stored = self.arrangements.get(seat)
         known = stored[1] if stored is not None and key is not None and stored[0] == key else None

@@ -39,7 +39,7 @@ from service.api.persistence import (
 )
 from service.api.problems import ApiError
 from service.engine.moves import Move
-from service.games import GameRecord, create_record, with_results
+from service.games import GameRecord, create_record, saved_public_view
 from service.store import GameExists, GameNotFound
 
 blp = Blueprint(
@@ -318,8 +318,8 @@ def public_view(game_id: str) -> Answer:
         # view (by an older release) has it built from the document
         version, record = current(game_id)
         public = orjson.dumps(record.view(version))
-    elif results is not None:  # else saved by an older release, results inside
-        public = with_results(public, results)
+    else:
+        public = saved_public_view(public, results)
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged

@@ -23,7 +23,7 @@ from service.api.context import Call, call, store
 from service.api.problems import ApiError
 from service.engine.records import Event
 from service.fairplay import apply_timeouts
-from service.games import GameRecord, hash_token, with_results
+from service.games import GameRecord, hash_token, saved_public_view
 from service.store import GameNotFound, IdempotentReplay, VersionConflict
 
 MAX_ATTEMPTS = 4
@@ -63,15 +63,6 @@ def require_seat(record: GameRecord) -> int:
     if seat is None:
         raise unauthorized("this token does not hold a seat in this game")
     return seat
-
-
-def load(game_id: str) -> tuple[int, GameRecord]:
-    """The game's version and record, or 404."""
-    found = store().load_game(game_id)
-    if found is None:
-        raise GameNotFound(game_id)
-    version, raw, results = found
-    return version, GameRecord.loaded(raw, results)
 
 
 def not_modified(version: int) -> Answer | None:
@@ -320,24 +311,29 @@ def settle_timeouts(game_id: str, version: int, record: GameRecord) -> bool:
 
 def current(game_id: str) -> tuple[int, GameRecord]:
     """The game's version and record after any overdue turn was played, or 404."""
-    for _attempt in range(MAX_ATTEMPTS):
-        version, record = load(game_id)
-        if not settle_timeouts(game_id, version, record):
-            return version, record
-    raise ApiError("CONFLICT", "the game is changing too fast; retry")
+    version, record, _public = _settled(game_id, with_public=False)
+    return version, record
 
 
 def current_with_public(game_id: str) -> tuple[int, GameRecord, bytes]:
     """:func:`current`, plus the text of the public view saved with that version,
     results included (``b""`` for a game saved without one, by an old release)."""
+    return _settled(game_id, with_public=True)
+
+
+def _settled(game_id: str, *, with_public: bool) -> tuple[int, GameRecord, bytes]:
+    """Load the game (and its saved public view if asked), playing any overdue
+    turn first; 404 when there is no game."""
     for _attempt in range(MAX_ATTEMPTS):
-        found = store().load_for_view(game_id)
+        if with_public:
+            found = store().load_for_view(game_id)
+        else:
+            game = store().load_game(game_id)
+            found = None if game is None else (*game, b"")
         if found is None:
             raise GameNotFound(game_id)
         version, raw, results, public = found
         record = GameRecord.loaded(raw, results)
         if not settle_timeouts(game_id, version, record):
-            if public and results is not None:  # else format 1: results inside
-                public = with_results(public, results)
-            return version, record, public
+            return version, record, saved_public_view(public, results)
     raise ApiError("CONFLICT", "the game is changing too fast; retry")

@@ -99,9 +99,9 @@ def seat_part(state: State, seat: int, *, known: dict[str, Any] | None = None) -
     """
     rnd = state.round
     if rnd is None:
-        return {"seat": seat, "hand": [], "legal_moves": [], "arrangement": None}
+        return empty_seat_part(seat)
     hand = rnd.hands[seat]
-    on_table = state.game.options.lay_off and rnd.went_out is not None
+    on_table = _arranged_with_table(state)
     if known is None or on_table:
         table = tuple(rnd.table) if on_table else ()
         known = best_arrangement(hand, state.spec.wild_rank, state.game.options, table).to_dict()
@@ -126,6 +126,18 @@ def arrangement_key(state: State, seat: int) -> tuple[int, tuple[int, ...]] | No
     0
     """
     rnd = state.round
-    if rnd is None or (state.game.options.lay_off and rnd.went_out is not None):
+    if rnd is None or _arranged_with_table(state):
         return None
     return rnd.index, tuple(sorted([c.id for c in rnd.hands[seat]]))
+
+
+def empty_seat_part(seat: int) -> dict[str, Any]:
+    """:func:`seat_part` of a seat that holds no hand (a game waiting or finished)."""
+    return {"seat": seat, "hand": [], "legal_moves": [], "arrangement": None}
+
+
+def _arranged_with_table(state: State) -> bool:
+    """True while hands are arranged with the table's melds (``lay_off``, once
+    someone went out)."""
+    rnd = state.round
+    return rnd is not None and state.game.options.lay_off and rnd.went_out is not None
