@@ -33,6 +33,18 @@ def assert_texts_match(record: GameRecord, version: int) -> None:
     assert GameRecord.from_bytes(record.to_bytes(), record.results_json()).results_to_save()
 
 
+def play_turn(record: GameRecord) -> int:
+    """Play one greedy move of the seat whose turn it is (drawing from the stock,
+    then the engine's own finish); that seat."""
+    assert record.state is not None and record.state.round is not None
+    seat = record.state.round.turn
+    if record.state.round.phase is Phase.DRAW:
+        record.play(seat, Draw(Source.STOCK))
+    else:
+        record.play(seat, automatic_finish(record.state, seat))
+    return seat
+
+
 def test_view_json_is_the_public_view_and_the_seat_view_while_waiting() -> None:
     record, _tokens, _events = create_record([{"name": "a"}], 3, "classic", {}, None, False)
     assert record.status == "waiting"
@@ -46,11 +58,7 @@ def test_view_json_is_the_public_view_and_the_seat_view_through_a_game() -> None
     version = 1
     while record.state is not None and record.state.round is not None:
         assert_texts_match(record, version)
-        seat = record.state.round.turn
-        if record.state.round.phase is Phase.DRAW:
-            record.play(seat, Draw(Source.STOCK))
-        else:
-            record.play(seat, automatic_finish(record.state, seat))
+        play_turn(record)
         version += 1
     assert record.status == "finished"
     assert_texts_match(record, version)
@@ -62,11 +70,7 @@ def test_a_record_saved_by_format_1_loads_and_moves_its_results_out() -> None:
     )
     assert record.state is not None
     while len(record.state.results) < 2:
-        seat = record.state.round.turn if record.state.round else 0
-        if record.state.round and record.state.round.phase is Phase.DRAW:
-            record.play(seat, Draw(Source.STOCK))
-        else:
-            record.play(seat, automatic_finish(record.state, seat))
+        play_turn(record)
     doc = orjson.loads(record.to_bytes())
     doc["f"] = 1
     doc["state"]["results"] = record.results_json().decode()  # where format 1 kept them
@@ -103,11 +107,7 @@ def test_stored_arrangements_are_the_solved_ones_and_spare_the_solve(monkeypatch
     spared = 0
     version = 1
     while record.state is not None and record.state.round is not None and version < 400:
-        seat = record.state.round.turn
-        if record.state.round.phase is Phase.DRAW:
-            record.play(seat, Draw(Source.STOCK))
-        else:
-            record.play(seat, automatic_finish(record.state, seat))
+        seat = play_turn(record)
         version += 1
         record.view_json(version, seat)  # what a move answers: the mover's view
         doc, results = record.to_bytes(), record.results_json()
