@@ -119,8 +119,8 @@ def table(data: dict[str, Any]) -> str:
     for name, r in s["by_scenario"].items():
         lines.append(
             f"| {s['games_small']:,} vs {s['games_large']:,} stored games, {name} | "
-            f"{r['rps_small']:,.0f} → {r['rps_large']:,.0f} req/s ({r['diff']:+.1%}; "
-            f"vs ceiling {r['ratio_diff']:+.1%}) | < 10% | "
+            f"{r['rps_small']:,.0f} → {r['rps_large']:,.0f} req/s (median of paired runs "
+            f"{r['diff']:+.1%}; vs ceiling {r['ratio_diff']:+.1%}) | < 10% | "
             f"{'PASS' if r['pass'] else '**FAIL**'} |"
         )
     v = data["view_cost"]
