@@ -39,7 +39,7 @@ openapi: install ## regenerate openapi/openapi.json from the app
 bench-bots: install ## bot decision times and strength tables (about 20 minutes here, 50 on a slower machine)
 	$(PY) bench/bots_bench.py --strength
 
-bench-http: install ## HTTP throughput vs a plain Flask ceiling, same gunicorn settings (6 to 8 min)
+bench-http: install ## HTTP throughput vs a plain Flask ceiling, same gunicorn settings (5 to 8 min)
 	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
 		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
 	$(PY) bench/http_bench.py
