@@ -1067,10 +1067,6 @@ def main() -> int:
     return 0 if ok else 1
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
 def print_table(result: dict[str, Any]) -> None:
     meta = result["meta"]
     print(
