@@ -938,19 +938,19 @@ def main() -> int:
             nonlocal moves_done
             if mode in ("moves", "not_modified"):
                 refresh(target.client, target.games)
-            counted = mode == "moves" and target is small
-            before = redis_counters(client) if counted else None
+            counted = mode == "moves" and target is small  # round trips: one Redis counts
+            before = redis_counters(target.client) if counted else None
             versions = sum(g["v"] for g in target.games)
             result = measure(mode, target, args.duration)
             if before is not None:
                 time.sleep(0.5)  # let the requests in flight when wrk stopped land
                 # read the counters before refresh(), whose own HMGETs are
                 # the benchmark's, not the moves'
-                after = redis_counters(client)
-                refresh(client, games)  # moves made = versions gained
+                after = redis_counters(target.client)
+                refresh(target.client, target.games)  # moves made = versions gained
                 for k, v in delta(after, before).items():
                     move_counts[k] = move_counts.get(k, 0) + v
-                moves_done += sum(g["v"] for g in games) - versions
+                moves_done += sum(g["v"] for g in target.games) - versions
             (runs if target is not large else large_runs)[mode].append(result)
             where = "" if target is ceiling else f" ({target.name})"
             log(
