@@ -26,7 +26,13 @@ from service.engine.records import Event
 from service.engine.rules import Game, Options, preset
 from service.engine.shuffle import Shuffler, commitment, new_seed
 from service.engine.state import State
-from service.engine.view import arrangement_key, empty_seat_part, observe, seat_part
+from service.engine.view import (
+    arrangement_after_discard,
+    arrangement_key,
+    empty_seat_part,
+    observe,
+    seat_part,
+)
 
 DOC_FORMAT = 2
 """2: the results of finished rounds are stored apart from the document (they
@@ -179,7 +185,8 @@ class GameRecord:
     )
     """Seat -> (:func:`arrangement_key`, the arrangement's JSON form) of the seats'
     hands as last built; saved with the document, so that viewing a hand that has
-    not changed since its seat's last move needs no solve."""
+    not changed since its seat's last move needs no solve, nor does the hand left
+    by discarding a deadwood card of it (:func:`arrangement_after_discard`)."""
     stored_results: bytes | None = field(default=None, repr=False, compare=False)
     """The results' text as stored apart in this game's store entry (set by
     :meth:`loaded`; None: not stored yet), so a save rewrites them only when
@@ -329,7 +336,14 @@ class GameRecord:
             return empty_seat_part(seat)
         key = arrangement_key(self.state, seat)
         stored = self.arrangements.get(seat)
-        known = stored[1] if stored is not None and key is not None and stored[0] == key else None
+        known = None
+        if stored is not None and key is not None:
+            # the hand as last arranged, or that hand less a discarded deadwood card
+            known = (
+                stored[1]
+                if stored[0] == key
+                else arrangement_after_discard(self.state, seat, stored)
+            )
         part = seat_part(self.state, seat, known=known)
         if key is not None:
             self.arrangements[seat] = (key, part["arrangement"])

@@ -23,8 +23,12 @@ from typing import Any
 
 import orjson
 
+from service.engine.cards import Card
+from service.engine.rules import points_table
 from service.engine.solver import best_arrangement
 from service.engine.state import State, legal_moves
+
+ArrangementKey = tuple[int, tuple[int, ...]]
 
 
 def observe(state: State, seat: int | None = None, *, raw_results: bool = False) -> dict[str, Any]:
@@ -115,7 +119,7 @@ def seat_part(state: State, seat: int, *, known: dict[str, Any] | None = None) -
     }
 
 
-def arrangement_key(state: State, seat: int) -> tuple[int, tuple[int, ...]] | None:
+def arrangement_key(state: State, seat: int) -> ArrangementKey | None:
     """What the best arrangement of ``seat``'s hand depends on, besides the game's
     options: the round (its wild rank) and the cards.  None while it also depends
     on the melds on the table (``lay_off``, once someone went out).
@@ -129,6 +133,53 @@ def arrangement_key(state: State, seat: int) -> tuple[int, tuple[int, ...]] | No
     if rnd is None or _arranged_with_table(state):
         return None
     return rnd.index, tuple(sorted([c.id for c in rnd.hands[seat]]))
+
+
+def arrangement_after_discard(
+    state: State, seat: int, before: tuple[ArrangementKey, dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The best arrangement of ``seat``'s hand, without a solve, when the hand is
+    the one of ``before`` -- (:func:`arrangement_key`, best arrangement) of an
+    earlier hand of this round -- less one card that lay in that arrangement's
+    deadwood (a discard, as players mostly make them); else None.
+
+    It is that arrangement less the card: an arrangement of the hand now, plus
+    the card as deadwood, is one of the hand before and costs the card's points
+    more, so none can beat it.  It may differ from what a solve picks among
+    equally good arrangements; the melds a player was shown then stay as they were.
+
+    >>> from service.engine.cards import parse_cards
+    >>> from service.engine.moves import Discard, Draw, Source
+    >>> from service.engine.rules import Game
+    >>> state = State.new(Game(2), seed="01" * 32)
+    >>> seat = state.round.turn
+    >>> _ = state.apply(seat, Draw(Source.STOCK))
+    >>> before = (arrangement_key(state, seat), seat_part(state, seat)["arrangement"])
+    >>> card = parse_cards(before[1]["deadwood"][0])[0]
+    >>> _ = state.apply(seat, Discard(card))
+    >>> after = arrangement_after_discard(state, seat, before)
+    >>> after["points"] == seat_part(state, seat)["arrangement"]["points"]
+    True
+    >>> after["melds"] == before[1]["melds"]
+    True
+    >>> len(after["deadwood"]) + 1 == len(before[1]["deadwood"])
+    True
+    """
+    key = arrangement_key(state, seat)
+    (index, ids), arrangement = before
+    if key is None or index != key[0] or len(ids) != len(key[1]) + 1:
+        return None
+    now = key[1]
+    i = next((k for k, (a, b) in enumerate(zip(now, ids, strict=False)) if a != b), len(now))
+    if ids[:i] + ids[i + 1 :] != now:
+        return None
+    gone = Card.from_id(ids[i])
+    deadwood = list(arrangement["deadwood"])
+    if gone.code not in deadwood:
+        return None
+    deadwood.remove(gone.code)
+    points = points_table(state.spec.wild_rank, state.game.options)[gone.id]
+    return {**arrangement, "deadwood": deadwood, "points": arrangement["points"] - points}
 
 
 def empty_seat_part(seat: int) -> dict[str, Any]:

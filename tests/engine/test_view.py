@@ -1,0 +1,76 @@
+"""arrangement_after_discard: the arrangement a seat's view shows after a discard,
+carried over from the hand before when the card was deadwood there, is as good as
+a solve of the new hand, valid, and never used where it would not be."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from service.engine.cards import parse_cards
+from service.engine.melds import classify_meld
+from service.engine.moves import Discard, Draw, Source
+from service.engine.rules import PRESETS, Game
+from service.engine.solver import best_arrangement
+from service.engine.state import Phase, State, legal_moves
+from service.engine.view import arrangement_after_discard, arrangement_key, seat_part
+from service.fairplay import automatic_finish
+
+
+@pytest.mark.parametrize("ruleset", sorted(PRESETS))
+def test_a_deadwood_discard_keeps_an_arrangement_as_good_as_a_solve(ruleset: str) -> None:
+    rng = random.Random(ruleset)
+    carried = refused = 0
+    for game_no in range(3):
+        state = State.new(Game(3, PRESETS[ruleset]), seed=f"{game_no:02x}" * 32)
+        while state.round is not None and state.spec.number <= 9:
+            rnd = state.round
+            seat = rnd.turn
+            if rnd.phase is Phase.DRAW:
+                state.apply(seat, Draw(Source.STOCK))
+                continue
+            key = arrangement_key(state, seat)
+            shown = seat_part(state, seat)["arrangement"]
+            # half of the discards are any legal card (melded ones too), half greedy
+            move = automatic_finish(state, seat)
+            if rng.random() < 0.5:
+                move = rng.choice([m for m in legal_moves(state, seat) if isinstance(m, Discard)])
+            state.apply(seat, move)
+            if not isinstance(move, Discard) or state.round is not rnd:
+                continue  # went out: the round is over
+            after = None if key is None else arrangement_after_discard(state, seat, (key, shown))
+            if key is None or move.card.code not in shown["deadwood"]:
+                assert after is None
+                refused += 1
+                continue
+            assert after is not None
+            carried += 1
+            hand = rnd.hands[seat]
+            spec, options = state.spec, state.game.options
+            assert after["points"] == best_arrangement(hand, spec.wild_rank, options).points
+            assert after["melds"] == shown["melds"]
+            melded = [parse_cards(" ".join(m["cards"])) for m in after["melds"]]
+            for meld in melded:
+                assert classify_meld(meld, spec.wild_rank, options) is not None
+            used = Counter(c for meld in melded for c in meld)
+            used.update(parse_cards(" ".join(after["deadwood"])))
+            assert used == Counter(hand)
+    assert carried > 50 and refused > 20
+
+
+def test_only_the_hand_before_less_one_deadwood_card_is_carried() -> None:
+    state = State.new(Game(2), seed="ab" * 32)
+    seat = state.round.turn if state.round else 0
+    state.apply(seat, Draw(Source.STOCK))
+    key = arrangement_key(state, seat)
+    assert key is not None
+    shown = seat_part(state, seat)["arrangement"]
+    assert arrangement_after_discard(state, seat, (key, shown)) is None  # same hand
+    index, ids = key
+    other_round = ((index + 1, ids), shown)
+    two_more = ((index, (*ids, 0, 1)), shown)
+    not_a_superset = ((index, tuple(sorted((*ids[1:], 51, 52)))), shown)
+    for before in (other_round, two_more, not_a_superset):
+        assert arrangement_after_discard(state, seat, before) is None
