@@ -18,14 +18,16 @@ connections, one per load-generator thread):
 * ``public_view``   GET /v1/games/{id}, cycling over the games;
 * ``player_view``   GET /v1/games/{id}/view with a seat's bearer token;
 * ``not_modified``  GET /v1/games/{id} with ``If-None-Match`` of the current version (304);
-* ``moves``         POST /v1/games/{id}/moves: draw from the stock, then discard the
-                    first card of the hand returned by the draw, game after game.
+* ``moves``         POST /v1/games/{id}/moves: draw from the stock, then discard a
+                    card of the deadwood the draw's answer shows (as a player
+                    would; the hand's first card when it all melds), game after game.
 
 The games are 2-player games at the start of the LAST round (13-card hands,
 14 after a draw, ten rounds of results in every view): the most expensive
 views the classic game has.  They are built in-process with the engine and
-stored through ``GameStore.create`` (clones of ``--templates`` distinct games,
-each with a new id and new tokens).
+stored through ``GameStore.create``: copies of ``--templates`` played games,
+each with a new id, new tokens and the last round dealt again from a seed of
+its own, so that no two games hold the same hands.
 
 The load generator is ``wrk`` (Debian package ``wrk``) with a Lua script; the
 same wrk settings and the same script (request() and response() callbacks)
@@ -77,6 +79,7 @@ import redis  # noqa: E402
 
 from service.api.persistence import events_payload, snapshot  # noqa: E402
 from service.engine.moves import Discard, Draw, Source  # noqa: E402
+from service.engine.shuffle import new_seed  # noqa: E402
 from service.engine.solver import best_arrangement  # noqa: E402
 from service.engine.state import Phase, legal_moves  # noqa: E402
 from service.engine.view import observe  # noqa: E402
@@ -295,23 +298,35 @@ def _try_last_round(players: int) -> tuple[GameRecord, dict[int, str], list[Any]
     return record, tokens, events
 
 
-def clone(template: GameRecord) -> tuple[GameRecord, dict[int, str]]:
+def clone(template: GameRecord, events: list[Any]) -> tuple[GameRecord, dict[int, str], list[Any]]:
+    """A copy of ``template`` (a game at the start of a round) with a new id, new
+    tokens, and that round dealt again from a seed of its own: the copies of one
+    played game share its history but no hand, as unrelated games would (with
+    the same hands, a worker would find most hands of a copy already solved).
+    ``events`` (the template's) end with that round's deal, which is replaced."""
     record = GameRecord.from_bytes(template.to_bytes(), template.results_json())
     record.id = new_game_id()
     tokens = {}
     for seat in record.seats:
         tokens[seat.seat] = new_token()
         seat.token_hash = hash_token(tokens[seat.seat])
-    return record, tokens
+    state = record.state
+    assert state is not None and state.round is not None and state.round.turns_taken == 0
+    record.seed = state.seed = new_seed()
+    record.arrangements.clear()
+    dealt_at = max(i for i, e in enumerate(events) if e.type == "round_started")
+    deal = state._deal(state.round.index, state.round.dealer)  # the engine's own dealing
+    return record, tokens, events[:dealt_at] + deal
 
 
 def create_hot_games(store: GameStore, count: int, templates: int) -> list[dict[str, Any]]:
-    """``count`` 2-player games at the last round, stored through the store."""
+    """``count`` 2-player games at the last round, stored through the store, each
+    dealt its own hands (copies of ``templates`` played games)."""
     bases = [game_at_last_round(2) for _ in range(templates)]
     games = []
     for i in range(count):
-        template, _tokens, events = bases[i % templates]
-        record, tokens = clone(template)
+        template, _tokens, template_events = bases[i % templates]
+        record, tokens, events = clone(template, template_events)
         store.create(record.id, record.to_bytes(), events_payload(events), **snapshot(record, 1))
         games.append({"id": record.id, "n": 2, "tokens": [tokens[0], tokens[1]]})
     return games
@@ -328,7 +343,11 @@ def refresh(client: redis.Redis, games: list[dict[str, Any]]) -> None:
         g["v"] = int(version)
         g["turn"] = rnd.turn if rnd else 0
         g["phase"] = rnd.phase.value if rnd else "over"
-        g["card"] = rnd.hands[rnd.turn][0].code if rnd and rnd.phase is Phase.DISCARD else ""
+        g["card"] = ""
+        if rnd and rnd.phase is Phase.DISCARD:  # as the load generators pick it
+            known = record.arrangements.get(rnd.turn)
+            deadwood = known[1]["deadwood"] if known else []
+            g["card"] = deadwood[0] if deadwood else rnd.hands[rnd.turn][0].code
 
 
 def copy_games(
@@ -503,8 +522,13 @@ function response(status, headers, body)
     -- the generator's own CPU is taken from the servers on these 2-core boxes
     local at = body:find('"phase":"', 1, true)
     if body:byte(at + 10) == 105 then  -- "di(scard)", not "dr(aw)": the discard comes next
-      local hand = body:find('"hand":["', at, true) + 9
-      g.card = body:sub(hand, body:find('"', hand, true) - 1)
+      -- a card of the arrangement's deadwood (after the hand: the results hold
+      -- deadwood too), as a player would discard; the hand's first card when
+      -- everything melds
+      local card = body:find('"hand":["', at, true) + 9
+      local dead = body:find('"deadwood":["', card, true)
+      if dead then card = dead + 13 end
+      g.card = body:sub(card, body:find('"', card, true) - 1)
       g.phase = "discard"
       return
     end
@@ -604,6 +628,7 @@ def run_wrk(
 # --------------------------------------------------------------------------- Python generator
 
 HAND = re.compile(rb'"hand":\["([^"]+)"')
+DEADWOOD = re.compile(rb'"deadwood":\["([^"]+)"')
 TURN = re.compile(rb'"turn":(\d+)')
 PHASE = re.compile(rb'"phase":"(\w+)"')
 
@@ -647,8 +672,10 @@ class PyScenario:
         if status == 200:
             phase = PHASE.search(body)
             if phase and phase.group(1) == b"discard":
-                hand = HAND.search(body)
-                g["card"], g["phase"] = (hand.group(1).decode() if hand else ""), "discard"
+                hand = HAND.search(body)  # as the wrk script: deadwood, after the hand
+                card = DEADWOOD.search(body, hand.end()) if hand else None
+                card = card or hand
+                g["card"], g["phase"] = (card.group(1).decode() if card else ""), "discard"
                 return True
             turn = TURN.search(body)
             g["phase"], g["turn"] = "draw", int(turn.group(1)) if turn else g["turn"]
@@ -810,7 +837,9 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=3.0, help="seconds per measurement")
     parser.add_argument("--games", type=int, default=1000, help="games the load cycles over")
     parser.add_argument("--stored", type=int, default=100_000, help="stored games, scale test")
-    parser.add_argument("--templates", type=int, default=50, help="distinct played games")
+    parser.add_argument(
+        "--templates", type=int, default=50, help="distinct played games (each copy redealt)"
+    )
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--connections", type=int, default=8)
