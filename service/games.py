@@ -27,9 +27,11 @@ from service.engine.rules import Game, Options, preset
 from service.engine.shuffle import Shuffler, commitment, new_seed
 from service.engine.state import State
 from service.engine.view import (
+    ArrangementKey,
     arrangement_after_discard,
     arrangement_key,
     empty_seat_part,
+    hand_arrangement,
     observe,
     seat_part,
 )
@@ -180,13 +182,14 @@ class GameRecord:
     deadline: float | None = None
     rematch_id: str | None = None
     rematch_of: str | None = None
-    arrangements: dict[int, tuple[tuple[int, tuple[int, ...]], dict[str, Any]]] = field(
+    arrangements: dict[int, tuple[ArrangementKey, dict[str, Any]]] = field(
         default_factory=dict, repr=False, compare=False
     )
     """Seat -> (:func:`arrangement_key`, the arrangement's JSON form) of the seats'
-    hands as last built; saved with the document, so that viewing a hand that has
-    not changed since its seat's last move needs no solve, nor does the hand left
-    by discarding a deadwood card of it (:func:`arrangement_after_discard`)."""
+    hands as last built or solved; saved with the document for every human seat
+    (see :meth:`_arrangements_to_save`), so that a view needs no solve, and
+    neither does the hand left by discarding a deadwood card of one
+    (:func:`arrangement_after_discard`)."""
     stored_results: bytes | None = field(default=None, repr=False, compare=False)
     """The results' text as stored apart in this game's store entry (set by
     :meth:`loaded`; None: not stored yet), so a save rewrites them only when
@@ -226,15 +229,21 @@ class GameRecord:
         )
 
     def _arrangements_to_save(self) -> list[list[Any]]:
-        """The known arrangements still valid for the seats' hands, as
-        ``[seat, round index, card ids, arrangement]``."""
+        """``[seat, round index, card ids, arrangement]`` of every human seat's hand
+        as it is now: the one known (built for a view, or carried over a
+        discard), else solved here.  So each hand is solved at most once, when it
+        is dealt or changed, and never by a view: a waiting player who polls its
+        view after every move of the others pays for no solve.  Bots' hands are
+        never viewed; hands arranged with the table are solved by each view."""
         if self.state is None:
             return []
-        return [
-            [seat, key[0], key[1], arrangement]
-            for seat, (key, arrangement) in sorted(self.arrangements.items())
-            if arrangement_key(self.state, seat) == key
-        ]
+        rows = []
+        for seat in self.seats:
+            found = self._arrangement(seat.seat) if seat.token_hash is not None else None
+            if found is not None:
+                (index, ids), arrangement = found
+                rows.append([seat.seat, index, ids, arrangement])
+        return rows
 
     def results_json(self) -> bytes:
         """The JSON text of the finished rounds' results."""
@@ -334,20 +343,30 @@ class GameRecord:
     def _seat_part(self, seat: int) -> dict[str, Any]:
         if self.state is None:
             return empty_seat_part(seat)
+        found = self._arrangement(seat)
+        return seat_part(self.state, seat, known=found[1] if found is not None else None)
+
+    def _arrangement(self, seat: int) -> tuple[ArrangementKey, dict[str, Any]] | None:
+        """(:func:`arrangement_key`, best arrangement) of ``seat``'s hand now, from
+        :attr:`arrangements` when known (the hand as last arranged, or that hand
+        less a discarded deadwood card), else solved and remembered there; None
+        while the hand is arranged with the table (or no round is in play)."""
+        assert self.state is not None
         key = arrangement_key(self.state, seat)
+        if key is None:
+            return None
         stored = self.arrangements.get(seat)
         known = None
-        if stored is not None and key is not None:
-            # the hand as last arranged, or that hand less a discarded deadwood card
+        if stored is not None:
             known = (
                 stored[1]
                 if stored[0] == key
                 else arrangement_after_discard(self.state, seat, stored)
             )
-        part = seat_part(self.state, seat, known=known)
-        if key is not None:
-            self.arrangements[seat] = (key, part["arrangement"])
-        return part
+        if known is None:
+            known = hand_arrangement(self.state, seat)
+        self.arrangements[seat] = (key, known)
+        return key, known
 
     def _public_view(self, version: int) -> dict[str, Any]:
         if self.state is not None:

@@ -89,8 +89,9 @@ def test_a_document_without_its_results_is_refused() -> None:
 
 
 def test_stored_arrangements_are_the_solved_ones_and_spare_the_solve(monkeypatch) -> None:
-    """A seat's arrangement built on a write is saved with the document; a view of
-    the same hand after loading it uses it (no solve) and gives what a solve gives;
+    """Every seat's arrangement is saved with the document on a write (the mover's
+    as its answer built it, the others' as known or solved then); a view of the
+    same hand after loading it uses it (no solve) and gives what a solve gives;
     only arrangements of the hands as they are now are saved."""
     import service.engine.view as view_module
 
@@ -119,7 +120,7 @@ def test_stored_arrangements_are_the_solved_ones_and_spare_the_solve(monkeypatch
             assert index == record.state.round.index
             assert ids == sorted(c.id for c in record.state.round.hands[s])
         saved = {row[0] for row in rows}
-        assert seat in saved
+        assert saved == {0, 1, 2}  # every seat's hand, the movers' and the others
         fresh = GameRecord.from_bytes(doc, results)
         fresh.arrangements.clear()
         expected = {s: orjson.dumps(fresh.view(version, s)) for s in range(3)}
@@ -133,3 +134,17 @@ def test_stored_arrangements_are_the_solved_ones_and_spare_the_solve(monkeypatch
         monkeypatch.setattr(view_module, "best_arrangement", solve)
         spared += len(saved)
     assert spared > 100
+
+
+def test_bots_hands_are_not_arranged_on_a_write() -> None:
+    """Nobody views a bot's hand: the document keeps the human seats' arrangements only."""
+    record, _tokens, _events = create_record(
+        [{"name": "a"}, {"name": "b", "bot": "basic"}, {"name": "c"}],
+        None,
+        "classic",
+        {},
+        "bots",
+        True,
+    )
+    rows = orjson.loads(record.to_bytes())["arr"]
+    assert [row[0] for row in rows] == [0, 2]

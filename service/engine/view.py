@@ -104,19 +104,34 @@ def seat_part(state: State, seat: int, *, known: dict[str, Any] | None = None) -
     rnd = state.round
     if rnd is None:
         return empty_seat_part(seat)
-    hand = rnd.hands[seat]
     on_table = _arranged_with_table(state)
     if known is None or on_table:
-        table = tuple(rnd.table) if on_table else ()
-        known = best_arrangement(hand, state.spec.wild_rank, state.game.options, table).to_dict()
+        known = hand_arrangement(state, seat)
     # the floor of the going-out checks is the hand's own, without the table
     floor = None if on_table else known["points"]
     return {
         "seat": seat,
-        "hand": [c.code for c in hand],
+        "hand": [c.code for c in rnd.hands[seat]],
         "legal_moves": [m.to_dict() for m in legal_moves(state, seat, floor=floor)],
         "arrangement": known,
     }
+
+
+def hand_arrangement(state: State, seat: int) -> dict[str, Any]:
+    """The best arrangement of ``seat``'s hand, solved, in its JSON form (with the
+    melds on the table while hands are arranged with them: ``lay_off``, once
+    someone went out).
+
+    >>> from service.engine.rules import Game
+    >>> state = State.new(Game(2), seed="01" * 32)
+    >>> sorted(hand_arrangement(state, 0))
+    ['deadwood', 'melds', 'points']
+    """
+    rnd = state.round
+    assert rnd is not None, "no round in play"
+    table = tuple(rnd.table) if _arranged_with_table(state) else ()
+    hand = rnd.hands[seat]
+    return best_arrangement(hand, state.spec.wild_rank, state.game.options, table).to_dict()
 
 
 def arrangement_key(state: State, seat: int) -> ArrangementKey | None:
