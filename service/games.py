@@ -187,9 +187,9 @@ class GameRecord:
     )
     """Seat -> (:func:`arrangement_key`, the arrangement's JSON form) of the seats'
     hands as last built or solved; saved with the document for every human seat
-    (see :meth:`_arrangements_to_save`), so that a view needs no solve, and
-    neither does the hand left by discarding a deadwood card of one
-    (:func:`arrangement_after_discard`)."""
+    (see :meth:`_arrangements_to_save`), so that a view does not solve the hand
+    (its legal moves still check the going-out discards), and neither does the
+    hand left by discarding a deadwood card of one (:func:`arrangement_after_discard`)."""
     stored_results: bytes | None = field(default=None, repr=False, compare=False)
     """The results' text as stored apart in this game's store entry (set by
     :meth:`loaded`; None: not stored yet), so a save rewrites them only when
@@ -231,10 +231,11 @@ class GameRecord:
     def _arrangements_to_save(self) -> list[list[Any]]:
         """``[seat, round index, card ids, arrangement]`` of every human seat's hand
         as it is now: the one known (built for a view, or carried over a
-        discard), else solved here.  So each hand is solved at most once, when it
-        is dealt or changed, and never by a view: a waiting player who polls its
-        view after every move of the others pays for no solve.  Bots' hands are
-        never viewed; hands arranged with the table are solved by each view."""
+        discard), else solved here.  So each hand is arranged at most once, when
+        it is dealt or changed, and not by its views: a waiting player who polls
+        its view after every move of the others pays for no solve.  Bots' hands
+        are never viewed; hands arranged with the table (``lay_off``, once
+        someone went out) have no key and are solved by each view."""
         if self.state is None:
             return []
         rows = []

@@ -85,10 +85,11 @@ def seat_part(state: State, seat: int, *, known: dict[str, Any] | None = None) -
     """What ``observe(state, seat)`` adds to the public view: ``seat``, the seat's
     ``hand``, its ``legal_moves`` and the best ``arrangement`` of its hand.
 
-    ``known``: that arrangement, as built before for the same
-    :func:`arrangement_key` (a host stores it with the game, so that viewing a
-    hand that has not changed needs no solve); taken as it is, except while the
-    arrangement depends on the table (the key is None), when it is solved again.
+    ``known``: a best arrangement of this very hand, known already (a host
+    stores one with the game, built for the same :func:`arrangement_key` or
+    carried over a discard by :func:`arrangement_after_discard`, so that viewing a
+    hand needs no solve of it); taken as it is, except while the arrangement
+    depends on the table (the key is None), when it is solved again.
 
     >>> from service.engine.rules import Game
     >>> from service.engine.state import State
