@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -19,20 +21,26 @@ from service.engine.view import arrangement_after_discard, arrangement_key, seat
 from service.fairplay import automatic_finish
 
 
+def discard_turns(state: State, last_round: int | None = None) -> Iterator[tuple[int, Any, Any]]:
+    """Play draws from the stock; at each discard (up to round ``last_round``, if
+    given) yield ``(seat, arrangement_key, arrangement shown)`` for the caller to play."""
+    while state.round is not None and (last_round is None or state.spec.number <= last_round):
+        seat = state.round.turn
+        if state.round.phase is Phase.DRAW:
+            state.apply(seat, Draw(Source.STOCK))
+            continue
+        yield seat, arrangement_key(state, seat), seat_part(state, seat)["arrangement"]
+
+
 @pytest.mark.parametrize("ruleset", sorted(PRESETS))
 def test_a_deadwood_discard_keeps_an_arrangement_as_good_as_a_solve(ruleset: str) -> None:
     rng = random.Random(ruleset)
     carried = refused = 0
     for game_no in range(3):
         state = State.new(Game(3, PRESETS[ruleset]), seed=f"{game_no:02x}" * 32)
-        while state.round is not None and state.spec.number <= 9:
+        for seat, key, shown in discard_turns(state, last_round=9):
             rnd = state.round
-            seat = rnd.turn
-            if rnd.phase is Phase.DRAW:
-                state.apply(seat, Draw(Source.STOCK))
-                continue
-            key = arrangement_key(state, seat)
-            shown = seat_part(state, seat)["arrangement"]
+            assert rnd is not None
             # half of the discards are any legal card (melded ones too), half greedy
             move = automatic_finish(state, seat)
             if rng.random() < 0.5:
@@ -79,14 +87,7 @@ def test_a_melded_card_discarded_is_not_carried() -> None:
     """Discarding a card of a meld needs a solve: the melds shown no longer hold."""
     for game_no in range(20):
         state = State.new(Game(2), seed=f"{game_no + 40:02x}" * 32)
-        while state.round is not None:
-            rnd = state.round
-            seat = rnd.turn
-            if rnd.phase is Phase.DRAW:
-                state.apply(seat, Draw(Source.STOCK))
-                continue
-            key = arrangement_key(state, seat)
-            shown = seat_part(state, seat)["arrangement"]
+        for seat, key, shown in discard_turns(state):
             melded = [c for meld in shown["melds"] for c in meld["cards"]]
             if key is not None and melded:
                 state.apply(seat, Discard(parse_cards(melded[0])[0]))
