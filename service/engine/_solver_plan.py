@@ -81,17 +81,11 @@ def _solve_hand(
         slots = len(table.wild_sets) if table else 0
         n_j = len(jk)
         wr_cost = 0 if (wild_rank - 1) in set_rank else wr_pts
-
-        def leaf(wl: int, cap: int) -> int:
-            d = wl - cap
-            if d <= 0:
-                return 0
-            return min(core.INF, min(d, n_j) * jk_cost + max(0, d - n_j - slots) * wr_cost)
-
         live = _live(nat + wr, high, wild_rank) + [c.id for c in wr]  # a wild-rank card may be wild
         if must_meld and len(live) < len(nat) + len(wr):
             return None
-        res = core.solve_one(core.pack(live), n_j, (wild_rank - 1) * 4, pts, leaf, high)
+        leaf = (n_j, jk_cost, slots, wr_cost)
+        res = core.solve_one(live, n_j, (wild_rank - 1) * 4, pts, leaf, high)
         pool = list(jk) + [Card.from_id(i) for i in res.designated]
     else:
         pool = list(wr) + list(jk)
@@ -105,7 +99,7 @@ def _solve_hand(
         live = _live(nat, high, wild_rank) if len(pool) < 2 else [c.id for c in nat]
         if must_meld and len(live) < len(nat):
             return None
-        res = core.solve_free(core.pack(live), len(pool), pts, cheap, allwild_ok, high)
+        res = core.solve_free(live, len(pool), pts, cheap, allwild_ok, high)
     if res.value >= core.INF:
         assert must_meld
         return None

@@ -1,0 +1,662 @@
+/*
+ * The hand solver's search in C: an optional speedup of service/engine/_solver_core.py.
+ *
+ * This is a line-for-line port of solve_free() and solve_one() there, which
+ * remain the reference (and what runs when this module could not be built).
+ * It explores the same states in the same order and breaks ties the same way,
+ * so both give the same plan for every hand: tests/engine/test_solver_native.py
+ * checks exactly that.  Read the Python first; the comments here only say
+ * where the C differs in form.
+ *
+ * A multiset of natural cards is four 64-bit words, four bits a card id
+ * (the Python packs it into one int the same way): id i is the nibble at bit
+ * 4*(i % 16) of word i / 16.  The four ids of a rank share one word.
+ *
+ * Python API (the solver's own calls; arguments are checked only as far as
+ * memory safety and the memo key's ranges need: at most MAX_CARDS ids and wilds):
+ *   solve_free(ids, wilds, pts, cheap, allwild_ok, high)
+ *   solve_one(ids, jokers, wr_base, pts, leaf, high)   leaf = (jokers, joker_cost, slots, wr_cost)
+ * both -> (value, steps, leftover, cap) where a step is
+ *   (ids tuple, need, "set" | "run") or ((id,), 0, "designate").
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WORDS 4
+#define MAX_ID 64
+#define MAX_CARDS 48
+#define INF ((int64_t)1 << 30)
+#define NOSET 1
+#define NODEAD 2
+
+enum { STEP_NONE = 0, STEP_DEAD, STEP_SET, STEP_RUN, STEP_RUN_HIGH, STEP_DESIGNATE };
+
+typedef struct {
+    uint64_t w[WORDS];
+} Cards;
+
+static inline int count_of(const Cards *c, int id) {
+    return (int)((c->w[id >> 4] >> ((id & 15) << 2)) & 15);
+}
+
+static inline void add_card(Cards *c, int id, int n) {
+    c->w[id >> 4] += (uint64_t)n << ((id & 15) << 2);
+}
+
+static inline void subtract(Cards *c, const Cards *m) {
+    for (int k = 0; k < WORDS; k++) c->w[k] -= m->w[k];
+}
+
+static inline int is_empty(const Cards *c) {
+    return (c->w[0] | c->w[1] | c->w[2] | c->w[3]) == 0;
+}
+
+/* The bit index of the lowest card (4 * id), or -1 when empty. */
+static inline int lowest_bit(const Cards *c) {
+    for (int k = 0; k < WORDS; k++)
+        if (c->w[k]) return k * 64 + __builtin_ctzll(c->w[k]);
+    return -1;
+}
+
+/* The rank of the lowest card, -1 when empty (the Python's bit_length trick). */
+static inline int lowest_rank(const Cards *c) {
+    int b = lowest_bit(c);
+    return b < 0 ? -1 : b >> 4;
+}
+
+/* ---------------------------------------------------------------- memo */
+
+typedef struct {
+    Cards rem;
+    int32_t small; /* flag, wl and cap (small_key); -1 = empty slot */
+    int64_t value;
+    /* the choice made, to trace the plan: the next state and the step */
+    uint8_t kind;
+    uint8_t card;
+    uint8_t need;
+    uint8_t has_next;
+    int16_t nwl, ncap;
+    uint8_t nflag;
+    Cards nrem;
+    Cards mask; /* cards of the meld other than `card` */
+} Entry;
+
+typedef struct {
+    Entry *slots;
+    size_t cap, used;
+} Memo;
+
+/* The Python key's (flag, wl, cap) part; wl > -128 and cap < 256 as ids and wilds
+ * number at most MAX_CARDS each. */
+static inline int32_t small_key(int wl, int cap, int flag) {
+    return (flag << 16) | ((wl + 128) << 8) | cap;
+}
+
+static inline uint64_t hash_of(const Cards *rem, int32_t small) {
+    uint64_t h = (uint64_t)small * 0x9E3779B97F4A7C15ULL;
+    for (int k = 0; k < WORDS; k++) {
+        h ^= rem->w[k] + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    }
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 29;
+    return h;
+}
+
+static int memo_init(Memo *m, size_t cap) {
+    m->slots = (Entry *)malloc(cap * sizeof(Entry));
+    if (!m->slots) return -1;
+    for (size_t i = 0; i < cap; i++) m->slots[i].small = -1;
+    m->cap = cap;
+    m->used = 0;
+    return 0;
+}
+
+static Entry *memo_find(const Memo *m, const Cards *rem, int32_t small) {
+    size_t i = hash_of(rem, small) & (m->cap - 1);
+    for (;;) {
+        Entry *e = &m->slots[i];
+        if (e->small < 0) return NULL;
+        if (e->small == small && memcmp(&e->rem, rem, sizeof(Cards)) == 0) return e;
+        i = (i + 1) & (m->cap - 1);
+    }
+}
+
+static int memo_grow(Memo *m) {
+    Memo bigger;
+    if (memo_init(&bigger, m->cap * 2) < 0) return -1;
+    for (size_t i = 0; i < m->cap; i++) {
+        Entry *e = &m->slots[i];
+        if (e->small < 0) continue;
+        size_t j = hash_of(&e->rem, e->small) & (bigger.cap - 1);
+        while (bigger.slots[j].small >= 0) j = (j + 1) & (bigger.cap - 1);
+        bigger.slots[j] = *e;
+    }
+    bigger.used = m->used;
+    free(m->slots);
+    *m = bigger;
+    return 0;
+}
+
+/* Store a state's value and choice (the slot is the caller's to fill). */
+static Entry *memo_put(Memo *m, const Cards *rem, int32_t small) {
+    if ((m->used + 1) * 2 > m->cap && memo_grow(m) < 0) return NULL;
+    size_t i = hash_of(rem, small) & (m->cap - 1);
+    while (m->slots[i].small >= 0) i = (i + 1) & (m->cap - 1);
+    Entry *e = &m->slots[i];
+    e->rem = *rem;
+    e->small = small;
+    e->kind = STEP_NONE;
+    e->has_next = 0;
+    m->used++;
+    return e;
+}
+
+/* ---------------------------------------------------------------- search */
+
+typedef struct {
+    int one; /* mode one (max one wild a meld) */
+    int high; /* aces may be high */
+    int allwild_ok;
+    int capmax;
+    int wr_base, wr_word, wr_shift; /* mode one: the wild rank's first id, where its nibbles are */
+    int64_t pts[MAX_ID];
+    int64_t *cheap;
+    Py_ssize_t n_cheap;
+    int64_t leaf_jokers, leaf_joker_cost, leaf_slots, leaf_wr_cost;
+    Memo memo;
+    int failed; /* out of memory */
+} Search;
+
+/* One option at a state, as the Python's arg: the next state and the step. */
+typedef struct {
+    Cards nrem;
+    int nwl, ncap, nflag;
+    int kind, need, card;
+    Cards mask;
+} Choice;
+
+static int64_t f(Search *s, Cards rem, int wl, int cap, int flag);
+
+static inline int wild_rank_cards(const Search *s, const Cards *rem) {
+    uint64_t w = (rem->w[s->wr_word] >> s->wr_shift) & 0xFFFF;
+    return (int)((w & 15) + (w >> 4 & 15) + (w >> 8 & 15) + (w >> 12));
+}
+
+/* Record a state's value and the choice that gives it (memo[key] = (best, *arg));
+ * `arg` NULL when there is none (a leaf, or nothing is possible). */
+static void remember(Search *s, const Cards *rem, int32_t small, int64_t best, const Choice *arg) {
+    Entry *e = memo_put(&s->memo, rem, small);
+    if (!e) {
+        s->failed = 1;
+        return;
+    }
+    e->value = best;
+    if (arg) {
+        e->has_next = 1;
+        e->nrem = arg->nrem;
+        e->nwl = (int16_t)arg->nwl;
+        e->ncap = (int16_t)arg->ncap;
+        e->nflag = (uint8_t)arg->nflag;
+        e->kind = (uint8_t)arg->kind;
+        e->need = (uint8_t)arg->need;
+        e->mask = arg->mask;
+        e->card = (uint8_t)arg->card;
+    }
+}
+
+/* Sub-multisets of the rank of `base` in `rest`, as _set_options orders them:
+ * itertools.product over the four suits' counts, then stably by size, largest first. */
+typedef struct {
+    uint64_t bits; /* within word `word` */
+    int size;
+} SetOption;
+
+static int set_option_count(const Cards *rest, int base) {
+    uint64_t pattern = (rest->w[base >> 4] >> ((base & 15) << 2)) & 0xFFFF;
+    int n = 1;
+    for (int k = 0; k < 4; k++) n *= (int)((pattern >> (k << 2)) & 15) + 1;
+    return n;
+}
+
+static void set_options(const Cards *rest, int base, SetOption *out) {
+    int shift = (base & 15) << 2;
+    uint64_t pattern = (rest->w[base >> 4] >> shift) & 0xFFFF;
+    int c[4];
+    for (int k = 0; k < 4; k++) c[k] = (int)((pattern >> (k << 2)) & 15);
+    int n = 0;
+    for (int a = 0; a <= c[0]; a++)
+        for (int b = 0; b <= c[1]; b++)
+            for (int d = 0; d <= c[2]; d++)
+                for (int e = 0; e <= c[3]; e++) {
+                    uint64_t bits = (uint64_t)a | (uint64_t)b << 4 | (uint64_t)d << 8 |
+                                    (uint64_t)e << 12;
+                    out[n].bits = bits << shift;
+                    out[n].size = a + b + d + e;
+                    n++;
+                }
+    /* stable insertion sort by size, descending */
+    for (int x = 1; x < n; x++) {
+        SetOption v = out[x];
+        int y = x - 1;
+        while (y >= 0 && out[y].size < v.size) {
+            out[y + 1] = out[y];
+            y--;
+        }
+        out[y + 1] = v;
+    }
+}
+
+/* Runs from card i, as _find_walks lists them (same stack discipline, same order). */
+typedef struct {
+    Cards mask;
+    int span, gaps;
+} Walk;
+
+typedef struct {
+    Walk *items;
+    int n, cap;
+} Walks;
+
+static int walks_push(Walks *ws, const Cards *mask, int span, int gaps) {
+    if (ws->n == ws->cap) {
+        int cap = ws->cap ? ws->cap * 2 : 32;
+        Walk *items = (Walk *)realloc(ws->items, (size_t)cap * sizeof(Walk));
+        if (!items) return -1;
+        ws->items = items;
+        ws->cap = cap;
+    }
+    ws->items[ws->n].mask = *mask;
+    ws->items[ws->n].span = span;
+    ws->items[ws->n].gaps = gaps;
+    ws->n++;
+    return 0;
+}
+
+typedef struct {
+    int q, gaps;
+    Cards mask;
+} WalkFrame;
+
+static int find_walks(const Cards *rest, int i, int high, int max_gaps, Walks *out) {
+    int suit = i & 3;
+    int start, step, stop, anchor;
+    if (high) {
+        start = 13, step = -1, stop = 1, anchor = 14;
+    } else {
+        start = (i >> 2) + 2, step = 1, stop = 14, anchor = (i >> 2) + 1;
+    }
+    WalkFrame stack[64];
+    int top = 0;
+    memset(&stack[0], 0, sizeof(WalkFrame));
+    stack[top].q = start;
+    top++;
+    while (top > 0) {
+        WalkFrame fr = stack[--top];
+        int q = fr.q, gaps = fr.gaps;
+        Cards mask = fr.mask;
+        while (q != stop) {
+            int cid = ((q - 1) << 2) | suit;
+            if (count_of(rest, cid) > count_of(&mask, cid)) {
+                if (gaps < max_gaps) {
+                    if (top == 64) return -1;
+                    stack[top].q = q + step;
+                    stack[top].gaps = gaps + 1;
+                    stack[top].mask = mask;
+                    top++;
+                }
+                add_card(&mask, cid, 1);
+                if (walks_push(out, &mask, abs(q - anchor) + 1, gaps) < 0) return -1;
+            } else {
+                gaps++;
+                if (gaps > max_gaps) break;
+            }
+            q += step;
+        }
+    }
+    return 0;
+}
+
+static inline int64_t leaf_one(const Search *s, int wl, int cap) {
+    int64_t d = wl - cap;
+    if (d <= 0) return 0;
+    int64_t j = d < s->leaf_jokers ? d : s->leaf_jokers;
+    int64_t rest = d - s->leaf_jokers - s->leaf_slots;
+    int64_t v = j * s->leaf_joker_cost + (rest > 0 ? rest : 0) * s->leaf_wr_cost;
+    return v < INF ? v : INF;
+}
+
+/* The Python's "if v < best: best, arg = v, (...)", true when v is 0 (then it
+ * returns at once: nothing beats 0). */
+static inline int better(int64_t v, const Choice *c, int64_t *best, Choice *arg, int *has_arg) {
+    if (v >= *best) return 0;
+    *best = v;
+    *arg = *c;
+    *has_arg = 1;
+    return v == 0;
+}
+
+static int64_t f(Search *s, Cards rem, int wl, int cap, int flag) {
+    if (s->one) {
+        int most = wl + wild_rank_cards(s, &rem);
+        if (most < 0) return INF;
+        if (cap > most) cap = most;
+    } else if (cap > wl) {
+        cap = wl;
+    }
+    int32_t key = small_key(wl, cap, flag);
+    Entry *hit = memo_find(&s->memo, &rem, key);
+    if (hit) return hit->value;
+    if (is_empty(&rem)) {
+        int64_t v;
+        if (s->one) {
+            v = wl < 0 ? INF : leaf_one(s, wl, cap);
+        } else if (wl == 0 || (wl >= 3 && s->allwild_ok) || wl <= cap) {
+            v = 0;
+        } else {
+            v = s->cheap[wl - cap];
+        }
+        remember(s, &rem, key, v, NULL);
+        return v;
+    }
+    int i = lowest_bit(&rem) >> 2;
+    int r = i >> 2;
+    Cards rest = rem;
+    add_card(&rest, i, -1);
+    int64_t best = INF;
+    int has_arg = 0;
+    Choice arg, c;
+    memset(&arg, 0, sizeof arg);
+    memset(&c, 0, sizeof c);
+    c.card = i;
+
+    if (!(flag & NOSET)) {
+        SetOption few[64];
+        int n = set_option_count(&rest, i & ~3);
+        SetOption *opts = n <= 64 ? few : (SetOption *)malloc((size_t)n * sizeof(SetOption));
+        if (!opts) {
+            s->failed = 1;
+            return INF;
+        }
+        set_options(&rest, i & ~3, opts);
+        int done = 0;
+        for (int k = 0; k < n && !done; k++) {
+            int size = opts[k].size;
+            if (s->one) {
+                if (size == 0) continue;
+                c.need = size == 1 ? 1 : 0;
+                c.ncap = cap + 1 - c.need;
+                if (c.ncap > s->capmax) c.ncap = s->capmax;
+            } else {
+                c.need = size < 2 ? 2 - size : 0;
+                if (c.need > wl) continue;
+                c.ncap = s->capmax;
+            }
+            c.kind = STEP_SET;
+            memset(&c.mask, 0, sizeof c.mask);
+            c.mask.w[(i & ~3) >> 4] = opts[k].bits;
+            c.nrem = rest;
+            subtract(&c.nrem, &c.mask);
+            c.nwl = wl - c.need;
+            if (lowest_rank(&c.nrem) != r)
+                c.nflag = 0;
+            else
+                c.nflag = s->one ? (flag | NODEAD) : (NOSET | NODEAD);
+            int64_t v = f(s, c.nrem, c.nwl, c.ncap, c.nflag);
+            done = s->failed || better(v, &c, &best, &arg, &has_arg);
+        }
+        if (opts != few) free(opts);
+        if (s->failed) return INF;
+        if (done) goto zero;
+    }
+    for (int hi = 0; hi <= ((s->high && i < 4) ? 1 : 0); hi++) {
+        Walks ws = {NULL, 0, 0};
+        int done = find_walks(&rest, i, hi, s->one ? 1 : wl, &ws) < 0;
+        s->failed |= done;
+        for (int k = 0; k < ws.n && !done; k++) {
+            const Walk *w = &ws.items[k];
+            int pad = w->span < 3 ? 3 - w->span : 0;
+            c.need = w->gaps + pad;
+            if (s->one) {
+                if (c.need > 1) continue;
+                c.ncap = (c.need == 0 && w->span < 13 && cap < s->capmax) ? cap + 1 : cap;
+            } else {
+                if (c.need > wl) continue;
+                c.ncap = cap + 13 - w->span - pad;
+                if (c.ncap > s->capmax) c.ncap = s->capmax;
+            }
+            c.kind = hi ? STEP_RUN_HIGH : STEP_RUN;
+            c.mask = w->mask;
+            c.nrem = rest;
+            subtract(&c.nrem, &w->mask);
+            c.nwl = wl - c.need;
+            c.nflag = lowest_rank(&c.nrem) == r ? flag : 0;
+            int64_t v = f(s, c.nrem, c.nwl, c.ncap, c.nflag);
+            done = s->failed || better(v, &c, &best, &arg, &has_arg);
+        }
+        free(ws.items);
+        if (s->failed) return INF;
+        if (done) goto zero;
+    }
+    int same = lowest_rank(&rest) == r;
+    memset(&c.mask, 0, sizeof c.mask);
+    c.nrem = rest;
+    c.need = 0;
+    c.ncap = cap;
+    if (s->one && s->wr_base <= i && i < s->wr_base + 4) {
+        c.kind = STEP_DESIGNATE;
+        c.nwl = wl + 1;
+        c.nflag = same ? flag : 0;
+        int64_t v = f(s, rest, c.nwl, cap, c.nflag);
+        if (s->failed) return INF;
+        if (better(v, &c, &best, &arg, &has_arg)) goto zero;
+    }
+    if (!(flag & NODEAD) && s->pts[i] < best) {
+        c.kind = STEP_DEAD;
+        c.nwl = wl;
+        c.nflag = same ? (flag | NOSET) : 0;
+        int64_t v = s->pts[i] + f(s, rest, wl, cap, c.nflag);
+        if (s->failed) return INF;
+        if (better(v, &c, &best, &arg, &has_arg)) goto zero;
+    }
+    remember(s, &rem, key, best, has_arg ? &arg : NULL);
+    return best;
+zero:
+    remember(s, &rem, key, 0, &arg);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- Python glue */
+
+static PyObject *ids_tuple(int first, const Cards *mask, int descending) {
+    int ids[128];
+    int n = 0;
+    ids[n++] = first;
+    int rest[128], m = 0;
+    for (int id = 0; id < MAX_ID; id++)
+        for (int c = count_of(mask, id); c > 0; c--) rest[m++] = id;
+    for (int k = 0; k < m; k++) ids[n++] = descending ? rest[m - 1 - k] : rest[k];
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (int k = 0; k < n; k++) PyTuple_SET_ITEM(t, k, PyLong_FromLong(ids[k]));
+    return t;
+}
+
+/* _trace: follow the choices from the root; (value, steps, leftover, cap). */
+static PyObject *trace(Search *s, int64_t value, Cards rem, int wl) {
+    PyObject *steps = PyList_New(0);
+    if (!steps) return NULL;
+    int cap = 0, flag = 0;
+    if (value < INF) {
+        for (;;) {
+            int most = s->one ? wl + wild_rank_cards(s, &rem) : wl;
+            if (cap > most) cap = most;
+            Entry *e = memo_find(&s->memo, &rem, small_key(wl, cap, flag));
+            if (!e || !e->has_next) break;
+            PyObject *step = NULL;
+            switch (e->kind) {
+                case STEP_SET:
+                case STEP_RUN:
+                case STEP_RUN_HIGH: {
+                    PyObject *ids = ids_tuple(e->card, &e->mask, e->kind == STEP_RUN_HIGH);
+                    if (!ids) goto fail;
+                    step = Py_BuildValue("(Nis)", ids, (int)e->need,
+                                         e->kind == STEP_SET ? "set" : "run");
+                    break;
+                }
+                case STEP_DESIGNATE:
+                    step = Py_BuildValue("((i)is)", (int)e->card, 0, "designate");
+                    break;
+                default:
+                    break;
+            }
+            if (e->kind != STEP_DEAD) {
+                if (!step || PyList_Append(steps, step) < 0) {
+                    Py_XDECREF(step);
+                    goto fail;
+                }
+                Py_DECREF(step);
+            }
+            rem = e->nrem;
+            wl = e->nwl;
+            cap = e->ncap;
+            flag = e->nflag;
+        }
+    }
+    if (value >= INF) wl = cap = 0; /* as the Python's Result() defaults */
+    return Py_BuildValue("(LNii)", (long long)value, steps, wl, cap);
+fail:
+    Py_DECREF(steps);
+    return NULL;
+}
+
+static int read_ids(PyObject *seq, Cards *out) {
+    memset(out, 0, sizeof *out);
+    PyObject *fast = PySequence_Fast(seq, "ids must be a sequence");
+    if (!fast) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n > MAX_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "too many cards");
+        goto fail;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long id = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, k));
+        if (id == -1 && PyErr_Occurred()) goto fail;
+        if (id < 0 || id >= 52 || count_of(out, (int)id) == 15) {
+            PyErr_SetString(PyExc_ValueError, "card id out of range, or 16 copies of one");
+            goto fail;
+        }
+        add_card(out, (int)id, 1);
+    }
+    Py_DECREF(fast);
+    return 0;
+fail:
+    Py_DECREF(fast);
+    return -1;
+}
+
+static int read_ints(PyObject *seq, int64_t *out, Py_ssize_t max, Py_ssize_t *n_out) {
+    PyObject *fast = PySequence_Fast(seq, "expected a sequence of ints");
+    if (!fast) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n > max) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "sequence too long");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, k));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        out[k] = v;
+    }
+    Py_DECREF(fast);
+    if (n_out) *n_out = n;
+    return 0;
+}
+
+static PyObject *run(Search *s, Cards rem0, int wl0) {
+    if (memo_init(&s->memo, 256) < 0) return PyErr_NoMemory();
+    s->failed = 0;
+    int64_t value = f(s, rem0, wl0, 0, 0);
+    PyObject *out = s->failed ? PyErr_NoMemory() : trace(s, value, rem0, wl0);
+    free(s->memo.slots);
+    return out;
+}
+
+static PyObject *solve_free(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ids, *pts, *cheap;
+    int wilds, allwild_ok, high;
+    if (!PyArg_ParseTuple(args, "OiOOpp", &ids, &wilds, &pts, &cheap, &allwild_ok, &high))
+        return NULL;
+    Search s;
+    memset(&s, 0, sizeof s);
+    Cards rem;
+    if (wilds < 0 || wilds > MAX_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "wilds out of range");
+        return NULL;
+    }
+    if (read_ids(ids, &rem) < 0 || read_ints(pts, s.pts, MAX_ID, NULL) < 0) return NULL;
+    int64_t cheap_buf[128];
+    if (read_ints(cheap, cheap_buf, 128, &s.n_cheap) < 0) return NULL;
+    if (s.n_cheap < wilds + 1) {
+        PyErr_SetString(PyExc_ValueError, "cheap needs wilds + 1 entries");
+        return NULL;
+    }
+    s.cheap = cheap_buf;
+    s.allwild_ok = allwild_ok;
+    s.high = high;
+    s.capmax = wilds;
+    return run(&s, rem, wilds);
+}
+
+static PyObject *solve_one(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ids, *pts;
+    int jokers, wr_base, high;
+    long long lj, ljc, ls, lwc;
+    if (!PyArg_ParseTuple(args, "OiiO(LLLL)p", &ids, &jokers, &wr_base, &pts, &lj, &ljc, &ls,
+                          &lwc, &high))
+        return NULL;
+    Search s;
+    memset(&s, 0, sizeof s);
+    Cards rem;
+    if (jokers < 0 || jokers > MAX_CARDS || wr_base < 0 || wr_base > 48 || (wr_base & 3)) {
+        PyErr_SetString(PyExc_ValueError, "jokers or wild rank out of range");
+        return NULL;
+    }
+    if (read_ids(ids, &rem) < 0 || read_ints(pts, s.pts, MAX_ID, NULL) < 0) return NULL;
+    s.one = 1;
+    s.high = high;
+    s.wr_base = wr_base;
+    s.wr_word = wr_base >> 4;
+    s.wr_shift = (wr_base & 15) << 2;
+    s.leaf_jokers = lj;
+    s.leaf_joker_cost = ljc;
+    s.leaf_slots = ls;
+    s.leaf_wr_cost = lwc;
+    s.capmax = jokers + wild_rank_cards(&s, &rem);
+    return run(&s, rem, jokers);
+}
+
+static PyMethodDef methods[] = {
+    {"solve_free", solve_free, METH_VARARGS, "Mode free search (see _solver_core.solve_free)."},
+    {"solve_one", solve_one, METH_VARARGS, "Mode one search (see _solver_core.solve_one)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_solver_native",
+    .m_doc = "The hand solver's search in C (optional speedup of _solver_core).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__solver_native(void) { return PyModule_Create(&module); }

@@ -1,0 +1,161 @@
+"""The C search (service/engine/_solver_native.c) against the Python one.
+
+The C is a port of ``_solver_core``'s search, state for state; the solver uses
+it when it is built.  These tests hold it to giving the same Result -- value,
+melds in the same order, designated cards, leftover wilds and room -- for any
+input, so the Python search stays the reference and the fallback.  The rest of
+the solver's tests (worked examples, brute-force reference, properties) run on
+whichever search is in use: the C one wherever it could be built.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sysconfig
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.engine import _solver_core as core
+from service.engine.cards import Card, Rank, build_shoe
+from service.engine.rules import Aces, FaceCardPoints, Options, card_points
+from service.engine.solver import best_arrangement, clear_memos
+
+native = core.native
+needs_native = pytest.mark.skipif(native is None, reason="the C extension is not built")
+
+
+def _can_build() -> bool:
+    include = sysconfig.get_paths().get("include")
+    return shutil.which("cc") is not None and bool(include) and Path(include, "Python.h").exists()
+
+
+@pytest.mark.skipif(not _can_build(), reason="no C compiler or Python headers here")
+def test_the_extension_is_built_where_it_can_be() -> None:
+    """`make install` builds it; a silent fall back to Python would cost every draw."""
+    assert native is not None
+
+
+def both(search: str, *args: object) -> tuple[core.Result, core.Result]:
+    """The Result of ``search`` ("solve_free" or "solve_one") in C and in Python."""
+    fn = getattr(core, search)
+    with pytest.MonkeyPatch.context() as mp:
+        c = fn(*args)
+        mp.setattr(core, "native", None)
+        py = fn(*args)
+    return c, py
+
+
+def fields(res: core.Result) -> tuple[object, ...]:
+    return (res.value, res.melds, res.designated, res.leftover, res.cap, res.wr_shift)
+
+
+INF = core.INF
+costs = st.lists(st.sampled_from([0, 1, 2, 5, 10, 15, INF]), min_size=53, max_size=53)
+two_decks = st.lists(st.integers(0, 51), max_size=16).filter(
+    lambda ids: all(ids.count(i) <= 2 for i in ids)
+)
+
+
+@needs_native
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ids=two_decks,
+    wilds=st.integers(0, 8),
+    pts=costs,
+    wild_costs=st.lists(st.sampled_from([0, 15, 20, 50, INF]), min_size=8, max_size=8),
+    allwild_ok=st.booleans(),
+    high=st.booleans(),
+)
+def test_free_mode_agrees(
+    ids: list[int],
+    wilds: int,
+    pts: list[int],
+    wild_costs: list[int],
+    allwild_ok: bool,
+    high: bool,
+) -> None:
+    cheap = [0]
+    for x in sorted(wild_costs[:wilds]):
+        cheap.append(min(INF, cheap[-1] + x))
+    c, py = both("solve_free", ids, wilds, pts, cheap, allwild_ok, high)
+    assert fields(c) == fields(py)
+
+
+@needs_native
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ids=two_decks,
+    jokers=st.integers(0, 4),
+    wild_rank=st.integers(0, 12),
+    pts=costs,
+    leaf=st.tuples(
+        st.integers(0, 4),
+        st.sampled_from([0, 20, INF]),
+        st.integers(0, 3),
+        st.sampled_from([0, 7, 15, INF]),
+    ),
+    high=st.booleans(),
+)
+def test_one_mode_agrees(
+    ids: list[int],
+    jokers: int,
+    wild_rank: int,
+    pts: list[int],
+    leaf: tuple[int, int, int, int],
+    high: bool,
+) -> None:
+    c, py = both("solve_one", ids, jokers, wild_rank * 4, pts, leaf, high)
+    assert fields(c) == fields(py)
+
+
+OPTION_SETS = [
+    Options(aces=aces, face_card_points=face, jokers_per_deck=2, max_wilds_per_meld=mw)
+    for aces in Aces
+    for face in FaceCardPoints
+    for mw in (None, 1)
+]
+
+
+def dealt_hands(count: int) -> Iterator[tuple[list[Card], Rank, Options]]:
+    rng = random.Random(13)
+    shoe = build_shoe(2, 2)
+    for k in range(count):
+        yield rng.sample(shoe, rng.randint(3, 16)), Rank(rng.randint(1, 13)), OPTION_SETS[k % 8]
+
+
+@needs_native
+def test_dealt_hands_arrange_the_same() -> None:
+    """Whole arrangements of dealt hands, C and Python searches behind them."""
+    for cards, wild, opts in dealt_hands(1500):
+        clear_memos()
+        a = best_arrangement(cards, wild, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(core, "native", None)
+            clear_memos()
+            b = best_arrangement(cards, wild, opts)
+        assert a == b
+        assert a.points == sum(card_points(c, wild, opts) for c in a.deadwood)
+    clear_memos()
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "args",
+    [
+        ([52], 0, [0] * 53, [0], False, False),  # a joker is a wild, never a natural id
+        ([-1], 0, [0] * 53, [0], False, False),
+        ([0], 2, [0] * 53, [0], False, False),  # cheap shorter than wilds + 1
+        (["2C"], 0, [0] * 53, [0], False, False),
+        ([0] * 16, 0, [0] * 53, [0], False, False),  # more copies than a nibble counts
+        (list(range(49)), 0, [0] * 53, [0], False, False),  # more cards than any hand
+    ],
+)
+def test_bad_input_is_refused(args: tuple[object, ...]) -> None:
+    assert native is not None
+    with pytest.raises((ValueError, TypeError)):
+        native.solve_free(*args)
