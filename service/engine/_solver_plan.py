@@ -4,8 +4,8 @@ and the optimal plan turned back into melds and deadwood (used by
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from service.engine import _solver_core as core
 from service.engine.cards import Card, Rank
@@ -145,17 +145,17 @@ def _assemble(
     if res.value >= core.INF:
         raise AssertionError("no arrangement found")
     pts_table = points_table(wild_rank, options)
-    left = Counter(c.id for c in naturals)
+    left = sorted([c.id for c in naturals])  # less the ones the plan uses: the deadwood
     for i in res.designated:
-        left[i] -= 1
+        left.remove(i)
     groups: list[list[Card]] = []
     needs: list[int] = []
     for ids, need, _kind in res.melds:
         groups.append([Card.from_id(i) for i in ids])
         needs.append(need)
         for i in ids:
-            left[i] -= 1
-    deadwood = [Card.from_id(i) for i in sorted(left.elements())]
+            left.remove(i)
+    deadwood = [Card.from_id(i) for i in left]
     wl = res.leftover
     allwild = not one and wl >= 3 and (options.all_wild_melds or any(not c.is_joker for c in pool))
     # capacity of each meld for spare wilds
@@ -239,14 +239,20 @@ def _finish(
     wild_rank: Rank,
     options: Options,
 ) -> Arrangement:
-    melds = []
-    for g in groups:
-        meld = classify_meld(g, wild_rank, options)
-        assert meld is not None, g
-        melds.append(meld)
     return Arrangement(
-        tuple(melds),
+        tuple(_meld(tuple(sorted([c.id for c in g])), wild_rank, options) for g in groups),
         tuple(sorted(deadwood)),
         points,
         tuple(LayOff(t, tuple(cs)) for t, cs in sorted(layoffs.items())),
     )
+
+
+@lru_cache(maxsize=8192)
+def _meld(ids: tuple[int, ...], wild_rank: Rank, options: Options) -> Meld:
+    """The meld that a group of a plan forms (valid by construction), keyed by
+    its sorted card ids: :func:`classify_meld` puts the cards in order itself,
+    and the same groups come back hand after hand (a hand changes by a card a
+    turn), so most are classified once."""
+    meld = classify_meld([Card.from_id(i) for i in ids], wild_rank, options)
+    assert meld is not None, ids
+    return meld

@@ -153,6 +153,15 @@ def test_classify_matches_reference() -> None:
                 assert not ref_is_set(cards, wild, opts)  # a set is preferred
 
 
+def test_classify_ignores_the_order_of_the_cards() -> None:
+    # the solver memoizes the melds of its plans by their sorted cards
+    for rng, shoe, wild, opts in _random_groups(3000, 13):
+        cards = rng.sample(shoe, rng.randint(3, 7))
+        m = classify_meld(cards, wild, opts)
+        assert classify_meld(sorted(cards), wild, opts) == m, (cards, wild, opts)
+        assert classify_meld(cards[::-1], wild, opts) == m, (cards, wild, opts)
+
+
 def test_extend_matches_reference() -> None:
     for rng, shoe, wild, opts in _random_groups(2000, 12):
         base = classify_meld(rng.sample(shoe, rng.randint(3, 5)), wild, opts)
