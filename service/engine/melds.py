@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,7 +199,9 @@ def extend_meld(
     laid-off joker may fill a gap of the run without counting against
     ``max_wilds_per_meld``; a laid-off joker that finds no place (the run is
     already 13 cards long, or it is simply not needed) rides on the meld and
-    is listed at its end.  Wild-rank cards get no such licence.
+    is listed at its end.  Wild-rank cards get no such licence.  Jokers laid
+    off onto ``meld`` before keep theirs: as many of its jokers as it needs
+    beyond ``max_wilds_per_meld`` count as laid off.
 
     >>> from service.engine.cards import parse_cards
     >>> o = Options()
@@ -208,16 +210,47 @@ def extend_meld(
     [4H 5H 6H 7C 8H]
     >>> extend_meld(run, parse_cards("9H"), Rank.SEVEN, o) is None
     True
-    >>> print(extend_meld(run, parse_cards("JK"), Rank.SEVEN, Options(max_wilds_per_meld=1)))
-    [4H 5H 6H JK]
+    >>> one = Options(max_wilds_per_meld=1)
+    >>> grown = extend_meld(run, parse_cards("JK"), Rank.SEVEN, one)
+    >>> print(grown, extend_meld(grown, parse_cards("JK"), Rank.SEVEN, one))
+    [4H 5H 6H JK] [4H 5H 6H JK JK]
+    >>> extend_meld(grown, parse_cards("7C"), Rank.SEVEN, one) is None  # no licence
+    True
     """
     if not cards:
         return None
-    rest = [c for c in cards if not c.is_joker]
-    jokers = [c for c in cards if c.is_joker]
     check = _as_set if meld.kind is MeldKind.SET else _as_run
+    own = [c for c in meld.cards if not c.is_joker]
+    own_jokers = [c for c in meld.cards if c.is_joker]
+    laid = next(
+        (
+            r
+            for r in range(len(own_jokers) + 1)
+            if _with_laid_jokers(check, own + own_jokers[r:], own_jokers[:r], wild_rank, options)
+        ),
+        0,
+    )
+    return _with_laid_jokers(
+        check,
+        own + own_jokers[laid:] + [c for c in cards if not c.is_joker],
+        own_jokers[:laid] + [c for c in cards if c.is_joker],
+        wild_rank,
+        options,
+    )
+
+
+def _with_laid_jokers(
+    check: Callable[[Sequence[Card], Rank, Options, int], Meld | None],
+    cards: Sequence[Card],
+    jokers: Sequence[Card],
+    wild_rank: Rank,
+    options: Options,
+) -> Meld | None:
+    """``cards`` and the laid-off ``jokers`` as one meld of ``check``'s kind: the
+    jokers placed in it do not count against ``max_wilds_per_meld``, the others
+    ride at its end."""
     for placed in range(len(jokers) + 1):
-        found = check([*meld.cards, *rest, *jokers[:placed]], wild_rank, options, placed)
+        found = check([*cards, *jokers[:placed]], wild_rank, options, placed)
         if found is not None:
             return Meld(found.kind, found.cards + tuple(jokers[placed:]))
     return None

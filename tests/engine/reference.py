@@ -83,16 +83,24 @@ def ref_valid(cards: Sequence[Card], wild_rank: Rank, options: Options) -> bool:
 
 def ref_extend_ok(meld: Meld, cards: Sequence[Card], wild_rank: Rank, options: Options) -> bool:
     """meld + cards valid with the kind kept; laid-off jokers are free riders or
-    gap fillers outside max_wilds_per_meld."""
+    gap fillers outside max_wilds_per_meld -- the new ones, and as many of the
+    meld's own jokers as it needs to be valid (the fewest)."""
     if not cards:
         return False
-    jokers = [c for c in cards if c.is_joker]
-    rest = [c for c in cards if not c.is_joker]
     check = ref_is_set if meld.kind is MeldKind.SET else ref_is_run
-    return any(
-        check([*meld.cards, *rest, *jokers[:k]], wild_rank, options, k)
-        for k in range(len(jokers) + 1)
+
+    def ok(fixed: Sequence[Card], laid: Sequence[Card]) -> bool:
+        # each laid-off joker is placed (with its licence) or rides (left out)
+        return any(check([*fixed, *laid[:k]], wild_rank, options, k) for k in range(len(laid) + 1))
+
+    own = [c for c in meld.cards if not c.is_joker]
+    own_jokers = [c for c in meld.cards if c.is_joker]
+    laid = next(
+        (r for r in range(len(own_jokers) + 1) if ok(own + own_jokers[r:], own_jokers[:r])), 0
     )
+    rest = [c for c in cards if not c.is_joker]
+    jokers = [c for c in cards if c.is_joker]
+    return ok(own + own_jokers[laid:] + rest, own_jokers[:laid] + jokers)
 
 
 def ref_best_points(

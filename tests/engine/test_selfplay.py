@@ -409,6 +409,18 @@ def test_selfplay_stock_runs_out(opts: dict[str, Any]) -> None:
     assert replay_events == played.events
 
 
+@pytest.mark.parametrize(("n", "seed"), [(6, f"{0x504:064x}"), (4, f"{0x51B:064x}")])
+def test_selfplay_jokers_laid_off_onto_laid_off_jokers(n: int, seed: str) -> None:
+    """Lay-offs with jokers and at most one wild a meld: in these games a lay-down
+    puts a joker on a meld already holding laid-off jokers (it used to fail an
+    assert, a 500 through the API)."""
+    opts = {"jokers_per_deck": 2, "lay_off": True, "max_wilds_per_meld": 1}
+    state, played = _play(n, opts, seed, random.Random(seed))
+    assert state.round is None and len(state.results) == len(state.game.rounds)
+    laid_jokers = [c for r in state.results for h in r.hands for lo in h.layoffs for c in lo.cards]
+    assert any(c.is_joker for c in laid_jokers) and played.moves
+
+
 def test_different_seeds_deal_differently() -> None:
     a = State.new(Game(4), "01" * 32)
     b = State.new(Game(4), "02" * 32)

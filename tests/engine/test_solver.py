@@ -149,6 +149,9 @@ def test_matches_reference_with_table(seed: int) -> None:
             for _ in range(40):
                 m = classify_meld(rng.sample(shoe, rng.randint(3, 4)), wild, opts)
                 if m is not None:
+                    if opts.jokers_per_deck and rng.random() < 0.3:  # jokers laid off before
+                        m = extend_meld(m, parse_cards("JK " * rng.randint(1, 2)), wild, opts)
+                        assert m is not None
                     table.append(m)
                     break
         if not table:
@@ -160,6 +163,27 @@ def test_matches_reference_with_table(seed: int) -> None:
         if done == 250:
             break
     assert done == 250
+
+
+def test_lays_off_onto_melds_holding_laid_off_jokers() -> None:
+    """A set that took two laid-off jokers under max_wilds_per_meld 1 takes a
+    third (found by a replay of party games: the lay-down failed an assert)."""
+    opts = Options(jokers_per_deck=2, max_wilds_per_meld=1, lay_off=True)
+    five = Rank.FIVE
+    tens = classify_meld(parse_cards("10C 10C 10D 10H 10S"), five, opts)
+    assert tens is not None
+    tens = extend_meld(tens, parse_cards("JK JK"), five, opts)
+    assert tens is not None and str(tens) == "[10C 10C 10D 10H 10S JK JK]"
+    table = [tens]
+    for text in ("9D 9S 9S", "8C 8S 5S"):
+        meld = classify_meld(parse_cards(text), five, opts)
+        assert meld is not None
+        table.append(meld)
+    cards = parse_cards("5S 8C 8S KC JK")
+    a = best_arrangement(cards, five, opts, table)
+    check_arrangement(a, cards, five, opts, table)
+    assert a.points == 10 and a.layoffs[0].cards == tuple(parse_cards("JK"))
+    assert extend_meld(tens, parse_cards("5S"), five, opts) is None  # wild-rank cards: no licence
 
 
 def test_matches_reference_bigger_hands() -> None:
