@@ -334,6 +334,7 @@ def _search_free(
     res.value = f(rem0, wilds, 0, 0)
     if res.value < INF:
         _trace(res, memo, (rem0, wilds, 0, 0), False)
+    memo.clear()  # f refers to itself, so only the cyclic GC frees it: not its memo
     return res
 
 
@@ -419,4 +420,5 @@ def _search_one(
     res.value = f(rem0, jokers, 0, 0)
     if res.value < INF:
         _trace(res, memo, (rem0, jokers, 0, 0), True)
+    memo.clear()  # as in _search_free
     return res
