@@ -216,9 +216,12 @@ def solve_free(
     ``pts[id]``: a natural card's cost in deadwood; ``cheap[d]``: cost of the
     ``d`` cheapest wilds left in deadwood.
 
+    AC 2C 3C and 6C (ids 0, 4, 8, 20), one wild, every card costing 1: the
+    run, 6C left in deadwood, the wild left over for a meld with room (cap):
+
     >>> res = solve_free([0, 4, 8, 20], 1, [1] * 53, [0, 10], False, False)
-    >>> res.value, res.melds, res.leftover
-    (0, [((0, 4, 8), 0, 'set'), ((20,), 2, 'run')], 0)
+    >>> res.value, res.melds, res.leftover, res.cap
+    (1, [((0, 4, 8), 0, 'run')], 1, 1)
     """
     if native is not None:
         return _result(native.solve_free(ids, wilds, pts, cheap, allwild_ok, high))
