@@ -211,7 +211,7 @@ static void remember(Search *s, const Cards *rem, int32_t small, int64_t best, c
 /* Sub-multisets of the rank of `base` in `rest`, as _set_options orders them:
  * itertools.product over the four suits' counts, then stably by size, largest first. */
 typedef struct {
-    uint64_t bits; /* within word `word` */
+    uint64_t bits; /* the counts taken, in the word that holds the rank */
     int size;
 } SetOption;
 
