@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from flask import Response
@@ -12,9 +13,10 @@ from service.api import schemas
 from service.api.blueprint import Blueprint
 from service.api.persistence import json_response
 from service.engine.cards import Rank, parse_cards
-from service.engine.errors import InvalidMeldsError, InvalidOptionError
+from service.engine.errors import InvalidMeldsError, InvalidOptionError, MalformedError
 from service.engine.melds import classify_meld
 from service.engine.rules import (
+    MAX_DECKS,
     OPTION_SPECS,
     PRESET_DESCRIPTIONS,
     PRESETS,
@@ -46,6 +48,12 @@ class Evaluate(MethodView):
         """
         options = Options.from_dict(body["options"], base=preset(body["ruleset"]))
         cards = parse_cards(body["cards"])
+        copies = Counter(c for c in cards if not c.is_joker).most_common(1)
+        if copies and copies[0][1] > MAX_DECKS:
+            raise MalformedError(
+                f"{copies[0][0].code} {copies[0][1]} times: a game has at most {MAX_DECKS} decks",
+                field="cards",
+            )
         if "round" in body:
             rounds = Game(2, options).rounds
             if body["round"] > len(rounds):

@@ -171,6 +171,17 @@ def test_evaluate_worked_examples(client):
     assert evaluate("7C AS 5H", wild_rank="7", options={"unused_wild_points": 15})["points"] == 21
     best = evaluate("4H 5H 6H 9C 9D 7S", wild_rank="7")
     assert best["deadwood"] == [] and len(best["melds"]) == 2
+    # as many copies of a card as the most decks a game may have: one set
+    assert evaluate("as " * 12, wild_rank="7")["points"] == 0
+
+
+def test_evaluate_refuses_more_copies_than_decks(client):
+    """16 aces of spades: more than 12 decks hold; the solver's multiset counts to 15."""
+    for cards in (["AS"] * 16, ["AS"] * 13 + ["JK"]):
+        response = client.post("/v1/hands/evaluate", json={"cards": cards, "wild_rank": "7"})
+        assert response.status_code == 422
+        problem = response.get_json()
+        assert problem["code"] == "MALFORMED" and "12 decks" in problem["detail"]
 
 
 def test_ops_endpoints(client):
