@@ -12,8 +12,9 @@
  * (the Python packs it into one int the same way): id i is the nibble at bit
  * 4*(i % 16) of word i / 16.  The four ids of a rank share one word.
  *
- * Python API (the solver's own calls; arguments are checked only as far as
- * memory safety and the memo key's ranges need: at most MAX_CARDS ids and wilds):
+ * Python API (the solver's own calls; arguments are checked as far as memory
+ * safety, the memo key's ranges and int64 sums need: at most MAX_CARDS ids and
+ * wilds, costs from 0 to INF, a cost for each of the 52 natural ids):
  *   solve_free(ids, wilds, pts, cheap, allwild_ok, high)
  *   solve_one(ids, jokers, wr_base, pts, leaf, high)   leaf = (jokers, joker_cost, slots, wr_cost)
  * both -> (value, steps, leftover, cap) where a step is
@@ -27,7 +28,7 @@
 
 #define WORDS 4
 #define MAX_ID 64
-#define MAX_CARDS 48
+#define MAX_CARDS 32 /* ids, and wilds; a hand holds at most 16 cards */
 #define INF ((int64_t)1 << 30)
 #define NOSET 1
 #define NODEAD 2
@@ -481,7 +482,14 @@ static PyObject *ids_tuple(int first, const Cards *mask, int descending) {
     for (int k = 0; k < m; k++) ids[n++] = descending ? rest[m - 1 - k] : rest[k];
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;
-    for (int k = 0; k < n; k++) PyTuple_SET_ITEM(t, k, PyLong_FromLong(ids[k]));
+    for (int k = 0; k < n; k++) {
+        PyObject *id = PyLong_FromLong(ids[k]);
+        if (!id) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, id);
+    }
     return t;
 }
 
@@ -558,19 +566,28 @@ fail:
     return -1;
 }
 
-static int read_ints(PyObject *seq, int64_t *out, Py_ssize_t max, Py_ssize_t *n_out) {
+static inline int is_cost(long long v) { return v >= 0 && v <= INF; }
+
+/* `min` to `max` costs (each 0 to INF) into `out`. */
+static int read_costs(PyObject *seq, int64_t *out, Py_ssize_t min, Py_ssize_t max,
+                      Py_ssize_t *n_out) {
     PyObject *fast = PySequence_Fast(seq, "expected a sequence of ints");
     if (!fast) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    if (n > max) {
+    if (n < min || n > max) {
         Py_DECREF(fast);
-        PyErr_SetString(PyExc_ValueError, "sequence too long");
+        PyErr_SetString(PyExc_ValueError, "wrong number of costs");
         return -1;
     }
     for (Py_ssize_t k = 0; k < n; k++) {
         long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, k));
         if (v == -1 && PyErr_Occurred()) {
             Py_DECREF(fast);
+            return -1;
+        }
+        if (!is_cost(v)) {
+            Py_DECREF(fast);
+            PyErr_SetString(PyExc_ValueError, "a cost out of 0..INF");
             return -1;
         }
         out[k] = v;
@@ -602,13 +619,10 @@ static PyObject *solve_free(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "wilds out of range");
         return NULL;
     }
-    if (read_ids(ids, &rem) < 0 || read_ints(pts, s.pts, MAX_ID, NULL) < 0) return NULL;
-    int64_t cheap_buf[128];
-    if (read_ints(cheap, cheap_buf, 128, &s.n_cheap) < 0) return NULL;
-    if (s.n_cheap < wilds + 1) {
-        PyErr_SetString(PyExc_ValueError, "cheap needs wilds + 1 entries");
+    int64_t cheap_buf[MAX_CARDS + 1];
+    if (read_ids(ids, &rem) < 0 || read_costs(pts, s.pts, 52, MAX_ID, NULL) < 0 ||
+        read_costs(cheap, cheap_buf, wilds + 1, MAX_CARDS + 1, &s.n_cheap) < 0)
         return NULL;
-    }
     s.cheap = cheap_buf;
     s.allwild_ok = allwild_ok;
     s.high = high;
@@ -627,11 +641,12 @@ static PyObject *solve_one(PyObject *self, PyObject *args) {
     Search s;
     memset(&s, 0, sizeof s);
     Cards rem;
-    if (jokers < 0 || jokers > MAX_CARDS || wr_base < 0 || wr_base > 48 || (wr_base & 3)) {
-        PyErr_SetString(PyExc_ValueError, "jokers or wild rank out of range");
+    if (jokers < 0 || jokers > MAX_CARDS || wr_base < 0 || wr_base > 48 || (wr_base & 3) ||
+        lj < 0 || lj > MAX_CARDS || ls < 0 || ls > MAX_CARDS || !is_cost(ljc) || !is_cost(lwc)) {
+        PyErr_SetString(PyExc_ValueError, "jokers, wild rank or leaf costs out of range");
         return NULL;
     }
-    if (read_ids(ids, &rem) < 0 || read_ints(pts, s.pts, MAX_ID, NULL) < 0) return NULL;
+    if (read_ids(ids, &rem) < 0 || read_costs(pts, s.pts, 52, MAX_ID, NULL) < 0) return NULL;
     s.one = 1;
     s.high = high;
     s.wr_base = wr_base;
@@ -643,6 +658,10 @@ static PyObject *solve_one(PyObject *self, PyObject *args) {
     s.leaf_wr_cost = lwc;
     s.capmax = jokers + wild_rank_cards(&s, &rem);
     return run(&s, rem, jokers);
+}
+
+static int add_constants(PyObject *m) {
+    return PyModule_AddIntConstant(m, "MAX_CARDS", MAX_CARDS);
 }
 
 static PyMethodDef methods[] = {
@@ -659,4 +678,8 @@ static struct PyModuleDef module = {
     .m_methods = methods,
 };
 
-PyMODINIT_FUNC PyInit__solver_native(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__solver_native(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m && add_constants(m) < 0) Py_CLEAR(m);
+    return m;
+}

@@ -3,6 +3,8 @@ from collections.abc import Sequence
 
 Step = tuple[tuple[int, ...], int, str]
 
+MAX_CARDS: int
+
 def solve_free(
     ids: Sequence[int],
     wilds: int,

@@ -143,19 +143,52 @@ def test_dealt_hands_arrange_the_same() -> None:
     clear_memos()
 
 
+PTS = [0] * 53
+
+
 @needs_native
 @pytest.mark.parametrize(
     "args",
     [
-        ([52], 0, [0] * 53, [0], False, False),  # a joker is a wild, never a natural id
-        ([-1], 0, [0] * 53, [0], False, False),
-        ([0], 2, [0] * 53, [0], False, False),  # cheap shorter than wilds + 1
-        (["2C"], 0, [0] * 53, [0], False, False),
-        ([0] * 16, 0, [0] * 53, [0], False, False),  # more copies than a nibble counts
-        (list(range(49)), 0, [0] * 53, [0], False, False),  # more cards than any hand
+        ([52], 0, PTS, [0], False, False),  # a joker is a wild, never a natural id
+        ([-1], 0, PTS, [0], False, False),
+        ([0], 2, PTS, [0], False, False),  # cheap shorter than wilds + 1
+        (["2C"], 0, PTS, [0], False, False),
+        ([0] * 16, 0, PTS, [0], False, False),  # more copies than a nibble counts
+        (list(range(33)), 0, PTS, [0], False, False),  # more cards than MAX_CARDS
+        ([0], 0, [0] * 20, [0], False, False),  # a cost for every natural id
+        ([0], 0, [-5] * 53, [0], False, False),  # costs are 0..INF
+        ([0], 1, PTS, [0, INF + 1], False, False),
     ],
 )
-def test_bad_input_is_refused(args: tuple[object, ...]) -> None:
+def test_bad_input_is_refused_free(args: tuple[object, ...]) -> None:
     assert native is not None
     with pytest.raises((ValueError, TypeError)):
         native.solve_free(*args)
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "args",
+    [
+        ([0], 0, 2, PTS, (0, 0, 0, 0), False),  # the wild rank's first id is a multiple of 4
+        ([0], 0, 52, PTS, (0, 0, 0, 0), False),
+        ([0], -1, 0, PTS, (0, 0, 0, 0), False),
+        ([0], 0, 0, PTS, (0, 2**62, 0, 0), False),  # leaf costs are 0..INF
+        ([0], 0, 0, PTS, (0, 0, -1, 0), False),
+        ([0], 0, 0, PTS, (0, 0, 0), False),
+        ([0], 0, 0, [1] * 53, "leaf", False),
+    ],
+)
+def test_bad_input_is_refused_one(args: tuple[object, ...]) -> None:
+    assert native is not None
+    with pytest.raises((ValueError, TypeError)):
+        native.solve_one(*args)
+
+
+def test_inputs_over_the_c_limit_go_to_the_python() -> None:
+    """Three decks' worth of clubs, 39 cards: the search in Python answers."""
+    ids = [i for i in range(52) if i & 3 == 0] * 3
+    assert native is None or len(ids) > native.MAX_CARDS
+    res = core.solve_free(ids, 0, [1] * 53, [0], False, False)
+    assert res.value == 0 and sorted(i for meld in res.melds for i in meld[0]) == sorted(ids)
