@@ -362,7 +362,7 @@ class GameRecord:
             known = (
                 stored[1]
                 if stored[0] == key
-                else arrangement_after_discard(self.state, seat, stored)
+                else arrangement_after_discard(self.state, key, stored)
             )
         if known is None:
             known = hand_arrangement(self.state, seat)

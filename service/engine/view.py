@@ -152,12 +152,12 @@ def arrangement_key(state: State, seat: int) -> ArrangementKey | None:
 
 
 def arrangement_after_discard(
-    state: State, seat: int, before: tuple[ArrangementKey, dict[str, Any]]
+    state: State, now: ArrangementKey | None, before: tuple[ArrangementKey, dict[str, Any]]
 ) -> dict[str, Any] | None:
-    """The best arrangement of ``seat``'s hand, without a solve, when the hand is
-    the one of ``before`` -- (:func:`arrangement_key`, best arrangement) of an
-    earlier hand of this round -- less one card that lay in that arrangement's
-    deadwood (a discard, as players mostly make them); else None.
+    """The best arrangement of a seat's hand, without a solve, when the hand --
+    ``now``, its :func:`arrangement_key` -- is the one of ``before`` -- (key, best
+    arrangement) of an earlier hand of this round -- less one card that lay in
+    that arrangement's deadwood (a discard, as players mostly make them); else None.
 
     It is that arrangement less the card: an arrangement of the hand now, plus
     the card as deadwood, is one of the hand before and costs the card's points
@@ -173,7 +173,7 @@ def arrangement_after_discard(
     >>> before = (arrangement_key(state, seat), seat_part(state, seat)["arrangement"])
     >>> card = parse_cards(before[1]["deadwood"][0])[0]
     >>> _ = state.apply(seat, Discard(card))
-    >>> after = arrangement_after_discard(state, seat, before)
+    >>> after = arrangement_after_discard(state, arrangement_key(state, seat), before)
     >>> after["points"] == seat_part(state, seat)["arrangement"]["points"]
     True
     >>> after["melds"] == before[1]["melds"]
@@ -181,13 +181,12 @@ def arrangement_after_discard(
     >>> len(after["deadwood"]) + 1 == len(before[1]["deadwood"])
     True
     """
-    key = arrangement_key(state, seat)
     (index, ids), arrangement = before
-    if key is None or index != key[0] or len(ids) != len(key[1]) + 1:
+    if now is None or index != now[0] or len(ids) != len(now[1]) + 1:
         return None
-    now = key[1]
-    i = next((k for k, (a, b) in enumerate(zip(now, ids, strict=False)) if a != b), len(now))
-    if ids[:i] + ids[i + 1 :] != now:
+    held = now[1]
+    i = next((k for k, (a, b) in enumerate(zip(held, ids, strict=False)) if a != b), len(held))
+    if ids[:i] + ids[i + 1 :] != held:
         return None
     gone = Card.from_id(ids[i])
     deadwood = list(arrangement["deadwood"])

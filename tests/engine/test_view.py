@@ -48,7 +48,8 @@ def test_a_deadwood_discard_keeps_an_arrangement_as_good_as_a_solve(ruleset: str
             state.apply(seat, move)
             if not isinstance(move, Discard) or state.round is not rnd:
                 continue  # went out: the round is over
-            after = None if key is None else arrangement_after_discard(state, seat, (key, shown))
+            now = arrangement_key(state, seat)
+            after = None if key is None else arrangement_after_discard(state, now, (key, shown))
             if key is None or move.card.code not in shown["deadwood"]:
                 assert after is None
                 refused += 1
@@ -75,12 +76,12 @@ def test_only_the_hand_before_less_one_deadwood_card_is_carried() -> None:
     key = arrangement_key(state, seat)
     assert key is not None
     shown = seat_part(state, seat)["arrangement"]
-    assert arrangement_after_discard(state, seat, (key, shown)) is None  # same hand
+    assert arrangement_after_discard(state, key, (key, shown)) is None  # same hand
     index, ids = key
     other_round = ((index + 1, ids), shown)
     not_a_superset = ((index, tuple(sorted((*ids[1:], 51, 52)))), shown)
     for before in (other_round, not_a_superset):
-        assert arrangement_after_discard(state, seat, before) is None
+        assert arrangement_after_discard(state, key, before) is None
 
 
 def test_a_melded_card_discarded_is_not_carried() -> None:
@@ -91,7 +92,8 @@ def test_a_melded_card_discarded_is_not_carried() -> None:
             melded = [c for meld in shown["melds"] for c in meld["cards"]]
             if key is not None and melded:
                 state.apply(seat, Discard(parse_cards(melded[0])[0]))
-                assert arrangement_after_discard(state, seat, (key, shown)) is None
+                now = arrangement_key(state, seat)
+                assert arrangement_after_discard(state, now, (key, shown)) is None
                 return
             state.apply(seat, automatic_finish(state, seat))
     raise AssertionError("no hand with a meld to break")
