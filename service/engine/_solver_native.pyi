@@ -1,7 +1,7 @@
 # Stub of the C extension built from _solver_native.c (see _solver_core.py).
 from collections.abc import Sequence
 
-Step = tuple[tuple[int, ...], int, str]
+from service.engine._solver_core import LeafCosts, Step
 
 MAX_CARDS: int
 
@@ -18,6 +18,6 @@ def solve_one(
     jokers: int,
     wr_base: int,
     pts: Sequence[int],
-    leaf: tuple[int, int, int, int],
+    leaf: LeafCosts,
     high: bool,
 ) -> tuple[int, list[Step], int, int]: ...
