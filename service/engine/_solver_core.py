@@ -20,10 +20,12 @@ Mode ``one`` (``max_wilds_per_meld`` 1): wild-rank cards are natural cards
 that may instead be *designated* wild; the wild balance may go negative while
 enough wild-rank cards remain to designate.
 
-:func:`solve_free` and :func:`solve_one` run the same search in C when the
-optional extension :mod:`service.engine._solver_native` is built (a port of
-this module's search, state for state, so both give the same plan; a whole
-solve of a hand is about four times faster with it), else the Python here.
+:func:`solve_free` and :func:`solve_one` (and :func:`values_free` and
+:func:`values_one`, the values of several searches at once) run the same
+search in C when the optional extension :mod:`service.engine._solver_native`
+is built (a port of this module's search, state for state, so both give the
+same plan; a whole solve of a hand is about four times faster with it), else
+the Python here.
 The C takes at most ``MAX_CARDS`` (32) cards and as many wilds, twice any
 hand; larger inputs go to the Python.
 """
@@ -240,6 +242,59 @@ def solve_one(
         res.wr_shift = wr_base << 2
         return res
     return _search_one(pack(ids), jokers, wr_base, pts, leaf, high)
+
+
+def values_free(
+    ids: Sequence[int],
+    wilds: int,
+    pts: Sequence[int],
+    cheap: Sequence[int],
+    allwild_ok: bool,
+    high: bool,
+    drops: Sequence[int],
+) -> list[int]:
+    """``solve_free(ids less one copy of d, ...).value`` for each ``d`` of ``drops``
+    (ids among ``ids``): in C, one call whose searches share their memo.
+
+    >>> values_free([0, 4, 8, 12], 0, [1] * 53, [0], False, False, [0, 4])
+    [0, 3]
+    """
+    if native is not None and max(len(ids), wilds) <= native.MAX_CARDS:
+        values: list[int] = native.values_free(ids, wilds, pts, cheap, allwild_ok, high, drops)
+        return values
+    return [
+        _search_free(pack(ids) - (1 << (d << 2)), wilds, pts, cheap, allwild_ok, high).value
+        for d in _checked_drops(ids, drops, None)
+    ]
+
+
+def values_one(
+    ids: Sequence[int],
+    jokers: int,
+    wr_base: int,
+    pts: Sequence[int],
+    leaf: LeafCosts,
+    high: bool,
+    drops: Sequence[int],
+) -> list[int]:
+    """``solve_one(ids less one copy of d, ...).value`` for each ``d`` of ``drops``
+    (ids among ``ids``, not of the wild rank: dropping one would change how many
+    wilds the search may designate)."""
+    if native is not None and max(len(ids), jokers) <= native.MAX_CARDS:
+        values: list[int] = native.values_one(ids, jokers, wr_base, pts, leaf, high, drops)
+        return values
+    return [
+        _search_one(pack(ids) - (1 << (d << 2)), jokers, wr_base, pts, leaf, high).value
+        for d in _checked_drops(ids, drops, wr_base)
+    ]
+
+
+def _checked_drops(ids: Sequence[int], drops: Sequence[int], wr_base: int | None) -> list[int]:
+    """``drops``, refused as the C refuses them."""
+    for d in drops:
+        if d not in ids or (wr_base is not None and wr_base <= d < wr_base + 4):
+            raise ValueError("a drop must be one of the ids, not of the wild rank")
+    return list(drops)
 
 
 def _result(found: tuple[int, list[Step], int, int]) -> Result:

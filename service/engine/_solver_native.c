@@ -18,7 +18,9 @@
  *   solve_free(ids, wilds, pts, cheap, allwild_ok, high)
  *   solve_one(ids, jokers, wr_base, pts, leaf, high)   leaf = (jokers, joker_cost, slots, wr_cost)
  * both -> (value, steps, leftover, cap) where a step is
- *   (ids tuple, need, "set" | "run") or ((id,), 0, "designate").
+ *   (ids tuple, need, "set" | "run") or ((id,), 0, "designate");
+ *   values_free(..., drops), values_one(..., drops) -> [value of the search
+ *   without one copy of d, for d in drops] (the same arguments, and drops).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -606,6 +608,72 @@ static PyObject *run(Search *s, Cards rem0, int wl0) {
     return out;
 }
 
+/* The values of searches from rem0 less one copy of each card of `drops`, in
+ * order, all in one memo: a state's value does not depend on where the search
+ * started, as long as the wilds (and so capmax) are the same, hence natural
+ * drops only (and not wild-rank cards in mode one). */
+static PyObject *values(Search *s, Cards rem0, int wl0, PyObject *drops) {
+    PyObject *fast = PySequence_Fast(drops, "drops must be a sequence");
+    if (!fast) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    PyObject *out = PyList_New(n);
+    if (!out) {
+        Py_DECREF(fast);
+        return NULL;
+    }
+    if (memo_init(&s->memo, 256) < 0) {
+        Py_DECREF(fast);
+        Py_DECREF(out);
+        return PyErr_NoMemory();
+    }
+    s->failed = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long id = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, k));
+        if (id == -1 && PyErr_Occurred()) goto fail;
+        if (id < 0 || id >= 52 || count_of(&rem0, (int)id) == 0 ||
+            (s->one && s->wr_base <= id && id < s->wr_base + 4)) {
+            PyErr_SetString(PyExc_ValueError, "a drop must be one of the ids, not of the wild rank");
+            goto fail;
+        }
+        Cards rem = rem0;
+        add_card(&rem, (int)id, -1);
+        int64_t v = f(s, rem, wl0, 0, 0);
+        if (s->failed) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        PyObject *value = PyLong_FromLongLong(v);
+        if (!value) goto fail;
+        PyList_SET_ITEM(out, k, value);
+    }
+    free(s->memo.slots);
+    Py_DECREF(fast);
+    return out;
+fail:
+    free(s->memo.slots);
+    Py_DECREF(fast);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* Mode free's arguments into `s` and `rem`; `cheap_buf` holds MAX_CARDS + 1. */
+static int init_free(Search *s, Cards *rem, PyObject *ids, int wilds, PyObject *pts,
+                     PyObject *cheap, int allwild_ok, int high, int64_t *cheap_buf) {
+    memset(s, 0, sizeof *s);
+    if (wilds < 0 || wilds > MAX_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "wilds out of range");
+        return -1;
+    }
+    if (read_ids(ids, rem) < 0 || read_costs(pts, s->pts, 52, MAX_ID, NULL) < 0 ||
+        read_costs(cheap, cheap_buf, wilds + 1, MAX_CARDS + 1, &s->n_cheap) < 0)
+        return -1;
+    s->cheap = cheap_buf;
+    s->allwild_ok = allwild_ok;
+    s->high = high;
+    s->capmax = wilds;
+    return 0;
+}
+
 static PyObject *solve_free(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *ids, *pts, *cheap;
@@ -613,21 +681,46 @@ static PyObject *solve_free(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OiOOpp", &ids, &wilds, &pts, &cheap, &allwild_ok, &high))
         return NULL;
     Search s;
-    memset(&s, 0, sizeof s);
     Cards rem;
-    if (wilds < 0 || wilds > MAX_CARDS) {
-        PyErr_SetString(PyExc_ValueError, "wilds out of range");
-        return NULL;
-    }
     int64_t cheap_buf[MAX_CARDS + 1];
-    if (read_ids(ids, &rem) < 0 || read_costs(pts, s.pts, 52, MAX_ID, NULL) < 0 ||
-        read_costs(cheap, cheap_buf, wilds + 1, MAX_CARDS + 1, &s.n_cheap) < 0)
-        return NULL;
-    s.cheap = cheap_buf;
-    s.allwild_ok = allwild_ok;
-    s.high = high;
-    s.capmax = wilds;
+    if (init_free(&s, &rem, ids, wilds, pts, cheap, allwild_ok, high, cheap_buf) < 0) return NULL;
     return run(&s, rem, wilds);
+}
+
+static PyObject *values_free(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ids, *pts, *cheap, *drops;
+    int wilds, allwild_ok, high;
+    if (!PyArg_ParseTuple(args, "OiOOppO", &ids, &wilds, &pts, &cheap, &allwild_ok, &high, &drops))
+        return NULL;
+    Search s;
+    Cards rem;
+    int64_t cheap_buf[MAX_CARDS + 1];
+    if (init_free(&s, &rem, ids, wilds, pts, cheap, allwild_ok, high, cheap_buf) < 0) return NULL;
+    return values(&s, rem, wilds, drops);
+}
+
+/* Mode one's arguments into `s` and `rem`. */
+static int init_one(Search *s, Cards *rem, PyObject *ids, int jokers, int wr_base, PyObject *pts,
+                    long long lj, long long ljc, long long ls, long long lwc, int high) {
+    memset(s, 0, sizeof *s);
+    if (jokers < 0 || jokers > MAX_CARDS || wr_base < 0 || wr_base > 48 || (wr_base & 3) ||
+        lj < 0 || lj > MAX_CARDS || ls < 0 || ls > MAX_CARDS || !is_cost(ljc) || !is_cost(lwc)) {
+        PyErr_SetString(PyExc_ValueError, "jokers, wild rank or leaf costs out of range");
+        return -1;
+    }
+    if (read_ids(ids, rem) < 0 || read_costs(pts, s->pts, 52, MAX_ID, NULL) < 0) return -1;
+    s->one = 1;
+    s->high = high;
+    s->wr_base = wr_base;
+    s->wr_word = wr_base >> 4;
+    s->wr_shift = (wr_base & 15) << 2;
+    s->leaf_jokers = lj;
+    s->leaf_joker_cost = ljc;
+    s->leaf_slots = ls;
+    s->leaf_wr_cost = lwc;
+    s->capmax = jokers + wild_rank_cards(s, rem);
+    return 0;
 }
 
 static PyObject *solve_one(PyObject *self, PyObject *args) {
@@ -639,25 +732,23 @@ static PyObject *solve_one(PyObject *self, PyObject *args) {
                           &lwc, &high))
         return NULL;
     Search s;
-    memset(&s, 0, sizeof s);
     Cards rem;
-    if (jokers < 0 || jokers > MAX_CARDS || wr_base < 0 || wr_base > 48 || (wr_base & 3) ||
-        lj < 0 || lj > MAX_CARDS || ls < 0 || ls > MAX_CARDS || !is_cost(ljc) || !is_cost(lwc)) {
-        PyErr_SetString(PyExc_ValueError, "jokers, wild rank or leaf costs out of range");
-        return NULL;
-    }
-    if (read_ids(ids, &rem) < 0 || read_costs(pts, s.pts, 52, MAX_ID, NULL) < 0) return NULL;
-    s.one = 1;
-    s.high = high;
-    s.wr_base = wr_base;
-    s.wr_word = wr_base >> 4;
-    s.wr_shift = (wr_base & 15) << 2;
-    s.leaf_jokers = lj;
-    s.leaf_joker_cost = ljc;
-    s.leaf_slots = ls;
-    s.leaf_wr_cost = lwc;
-    s.capmax = jokers + wild_rank_cards(&s, &rem);
+    if (init_one(&s, &rem, ids, jokers, wr_base, pts, lj, ljc, ls, lwc, high) < 0) return NULL;
     return run(&s, rem, jokers);
+}
+
+static PyObject *values_one(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ids, *pts, *drops;
+    int jokers, wr_base, high;
+    long long lj, ljc, ls, lwc;
+    if (!PyArg_ParseTuple(args, "OiiO(LLLL)pO", &ids, &jokers, &wr_base, &pts, &lj, &ljc, &ls,
+                          &lwc, &high, &drops))
+        return NULL;
+    Search s;
+    Cards rem;
+    if (init_one(&s, &rem, ids, jokers, wr_base, pts, lj, ljc, ls, lwc, high) < 0) return NULL;
+    return values(&s, rem, jokers, drops);
 }
 
 static int add_constants(PyObject *m) {
@@ -667,6 +758,8 @@ static int add_constants(PyObject *m) {
 static PyMethodDef methods[] = {
     {"solve_free", solve_free, METH_VARARGS, "Mode free search (see _solver_core.solve_free)."},
     {"solve_one", solve_one, METH_VARARGS, "Mode one search (see _solver_core.solve_one)."},
+    {"values_free", values_free, METH_VARARGS, "Values less each drop (_solver_core.values_free)."},
+    {"values_one", values_one, METH_VARARGS, "Values less each drop (_solver_core.values_one)."},
     {NULL, NULL, 0, NULL},
 };
 

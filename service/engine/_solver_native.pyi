@@ -21,3 +21,21 @@ def solve_one(
     leaf: LeafCosts,
     high: bool,
 ) -> tuple[int, list[Step], int, int]: ...
+def values_free(
+    ids: Sequence[int],
+    wilds: int,
+    pts: Sequence[int],
+    cheap: Sequence[int],
+    allwild_ok: bool,
+    high: bool,
+    drops: Sequence[int],
+) -> list[int]: ...
+def values_one(
+    ids: Sequence[int],
+    jokers: int,
+    wr_base: int,
+    pts: Sequence[int],
+    leaf: LeafCosts,
+    high: bool,
+    drops: Sequence[int],
+) -> list[int]: ...

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from service.engine import _solver_core as core
-from service.engine.cards import Card, Rank
+from service.engine.cards import JOKER_ID, Card, Rank
 from service.engine.melds import (
     Arrangement,
     LayOff,
@@ -81,7 +81,8 @@ def _solve_hand(
         slots = len(table.wild_sets) if table else 0
         n_j = len(jk)
         wr_cost = 0 if (wild_rank - 1) in set_rank else wr_pts
-        live = _live(nat + wr, high, wild_rank) + [c.id for c in wr]  # a wild-rank card may be wild
+        wr_ids = [c.id for c in wr]
+        live = _live([c.id for c in nat] + wr_ids, high, wild_rank) + wr_ids  # may be wild
         if must_meld and len(live) < len(nat) + len(wr):
             return None
         leaf = (n_j, jk_cost, slots, wr_cost)
@@ -96,7 +97,9 @@ def _solve_hand(
         for x in costs:
             cheap.append(min(core.INF, cheap[-1] + x))
         allwild_ok = options.all_wild_melds or bool(wr)
-        live = _live(nat, high, wild_rank) if len(pool) < 2 else [c.id for c in nat]
+        live = [c.id for c in nat]
+        if len(pool) < 2:
+            live = _live(live, high, wild_rank)
         if must_meld and len(live) < len(nat):
             return None
         res = core.solve_free(live, len(pool), pts, cheap, allwild_ok, high)
@@ -106,16 +109,15 @@ def _solve_hand(
     return _assemble(res, nat if not one else nat + wr, pool, wild_rank, options, table, one)
 
 
-def _live(naturals: Sequence[Card], high: bool, wild_rank: Rank) -> list[int]:
-    """The ids of the natural cards that have a partner: another card of their
+def _live(naturals: Sequence[int], high: bool, wild_rank: Rank) -> list[int]:
+    """The natural cards (ids) that have a partner: another card of their
     rank, or of their suit one or two ranks away.  A meld with at most one wild
     needs two natural cards, so the others are deadwood whatever happens.
     Wild-rank cards are left out (the caller decides about them)."""
-    x = core.pack([c.id for c in naturals])
+    x = core.pack(naturals)
     wr = wild_rank - 1
     out = []
-    for c in naturals:
-        i = c.id
+    for i in naturals:
         r = i >> 2
         if r == wr:
             continue
@@ -127,6 +129,99 @@ def _live(naturals: Sequence[Card], high: bool, wild_rank: Rank) -> list[int]:
                 out.append(i)
                 break
     return out
+
+
+def _melds_fully(ids: Sequence[int], wild_rank: Rank, options: Options) -> bool:
+    """Whether every card of ``ids`` can be melded (no table): exactly what
+    ``_solve_hand(cards, wild_rank, options, None, must_meld=True) is not None``
+    answers, without building the arrangement.
+
+    >>> from service.engine.cards import parse_cards
+    >>> from service.engine.rules import Options
+    >>> [_melds_fully([c.id for c in parse_cards(h)], Rank.SEVEN, Options())
+    ...  for h in ("4H 5H 6H 9C 9D 7S", "4H 5H 6H 9C 9D KD")]
+    [True, False]
+    """
+    nat, wr, n_jk = _split_ids(ids, wild_rank)
+    high = options.aces is Aces.HIGH_OR_LOW
+    if options.max_wilds_per_meld is not None:  # as _solve_hand's `one` branch
+        live = _live(nat + wr, high, wild_rank)
+        if len(live) < len(nat):
+            return False
+        leaf = (n_jk, core.INF, 0, core.INF)
+        res = core.solve_one(live + wr, n_jk, (wild_rank - 1) * 4, _ALL_INF, leaf, high)
+    else:
+        n_pool = len(wr) + n_jk
+        live = _live(nat, high, wild_rank) if n_pool < 2 else nat
+        if len(live) < len(nat):
+            return False
+        res = core.solve_free(live, n_pool, _ALL_INF, *_must_meld_wilds(wr, n_pool, options), high)
+    return res.value < core.INF
+
+
+def _going_out_discards(
+    ids: Sequence[int], wild_rank: Rank, options: Options, candidates: Sequence[int]
+) -> list[int]:
+    """The ``candidates`` (ids of cards among ``ids``) without which every other
+    card of ``ids`` can be melded, in order: ``[c for c in candidates if
+    _melds_fully(ids less one c)]``, the natural candidates in one search call.
+
+    >>> from service.engine.cards import parse_cards
+    >>> from service.engine.rules import Options
+    >>> hand = parse_cards("4H 5H 6H 7H 9C 9D 9S")
+    >>> ids = [c.id for c in hand]
+    >>> [str(Card.from_id(i)) for i in _going_out_discards(ids, Rank.KING, Options(), ids)]
+    ['4H', '7H']
+    """
+    nat, wr, n_jk = _split_ids(ids, wild_rank)
+    wr_lo = (wild_rank - 1) * 4
+    drops = [c for c in candidates if c != JOKER_ID and not wr_lo <= c < wr_lo + 4]
+    high = options.aces is Aces.HIGH_OR_LOW
+    if not drops:
+        values = []
+    elif options.max_wilds_per_meld is not None:
+        leaf = (n_jk, core.INF, 0, core.INF)
+        values = core.values_one(nat + wr, n_jk, wr_lo, _ALL_INF, leaf, high, drops)
+    else:
+        n_pool = len(wr) + n_jk
+        wilds = _must_meld_wilds(wr, n_pool, options)
+        values = core.values_free(nat, n_pool, _ALL_INF, *wilds, high, drops)
+    melds = {c for c, v in zip(drops, values, strict=True) if v < core.INF}
+    out = []
+    for c in candidates:
+        if c in melds:
+            out.append(c)
+        elif c == JOKER_ID or wr_lo <= c < wr_lo + 4:  # a wild: fewer wilds, a search of its own
+            rest = list(ids)
+            rest.remove(c)
+            if _melds_fully(rest, wild_rank, options):
+                out.append(c)
+    return out
+
+
+def _split_ids(ids: Sequence[int], wild_rank: Rank) -> tuple[list[int], list[int], int]:
+    """(natural ids, wild-rank ids, number of jokers)."""
+    wr_lo = (wild_rank - 1) * 4
+    nat: list[int] = []
+    wr: list[int] = []
+    n_jk = 0
+    for i in ids:
+        if i == JOKER_ID:
+            n_jk += 1
+        elif wr_lo <= i < wr_lo + 4:
+            wr.append(i)
+        else:
+            nat.append(i)
+    return nat, wr, n_jk
+
+
+def _must_meld_wilds(wr: Sequence[int], n_pool: int, options: Options) -> tuple[list[int], bool]:
+    """Mode free's ``cheap`` and ``allwild_ok`` when every card must be melded."""
+    return [0] + [core.INF] * n_pool, options.all_wild_melds or bool(wr)
+
+
+_ALL_INF = (core.INF,) * 53
+"""Every card's cost when all must be melded."""
 
 
 _NEAR = [[q for q in (r - 2, r - 1, r + 1, r + 2) if 0 <= q < 13] for r in range(13)]

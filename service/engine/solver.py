@@ -21,6 +21,7 @@ from itertools import combinations, product
 
 from service.engine._solver_plan import (
     _finish,
+    _going_out_discards,
     _solve_hand,
     _Table,
 )
@@ -98,6 +99,24 @@ def going_out_melds(
     True
     """
     return _going_out_cached(_key(cards), wild_rank, options)
+
+
+def going_out_discards(
+    cards: Sequence[Card], wild_rank: Rank, options: Options, candidates: Sequence[Card]
+) -> list[Card]:
+    """The cards of ``candidates`` (cards of ``cards``) whose discard leaves cards
+    that all meld: those for which :func:`going_out_melds` of ``cards`` less that
+    card is not None, in order, found in one search rather than one each.
+
+    >>> from service.engine.cards import parse_cards
+    >>> from service.engine.rules import Options
+    >>> hand = parse_cards("4H 5H 6H 7H 9C 9D 9S")
+    >>> [str(c) for c in going_out_discards(hand, Rank.KING, Options(), hand)]
+    ['4H', '7H']
+    """
+    ids = [c.id for c in cards]
+    found = _going_out_discards(ids, wild_rank, options, [c.id for c in candidates])
+    return [Card.from_id(i) for i in found]
 
 
 @lru_cache(maxsize=8192)

@@ -34,7 +34,7 @@ from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.records import Event, HandResult, ResultLog, RoundResult
 from service.engine.rules import Game, RoundSpec, points_table
 from service.engine.shuffle import Shuffler
-from service.engine.solver import best_arrangement, going_out_melds
+from service.engine.solver import best_arrangement, going_out_discards, going_out_melds
 
 
 class Phase(enum.Enum):
@@ -390,12 +390,11 @@ def legal_moves(state: State, seat: int, *, floor: int | None = None) -> list[Mo
         if floor is None:
             floor = best_arrangement(hand, spec.wild_rank, options).points
         points = points_table(spec.wild_rank, options)
-        for card in allowed:
-            if points[card.id] < floor:
-                continue
+        candidates = [card for card in allowed if points[card.id] >= floor]
+        for card in going_out_discards(hand, spec.wild_rank, options, candidates):
             rest = list(hand)
             rest.remove(card)
-            melds = going_out_melds(rest, spec.wild_rank, state.game.options)
-            if melds is not None:
+            melds = going_out_melds(rest, spec.wild_rank, options)
+            if melds is not None:  # always: going_out_discards found that they meld
                 moves.append(GoOut(card, tuple(m.cards for m in melds)))
     return moves

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from service.engine.cards import Card, Rank, build_shoe, parse_cards
 from service.engine.melds import Arrangement, Meld, classify_meld, extend_meld
 from service.engine.rules import Aces, FaceCardPoints, Options, card_points
-from service.engine.solver import best_arrangement, going_out_melds
+from service.engine.solver import best_arrangement, going_out_discards, going_out_melds
 from tests.engine.reference import ref_best_points
 
 SEVEN = Rank.SEVEN
@@ -212,3 +212,42 @@ def test_properties(cards: list[Card], wild: int, opts: Options) -> None:
     assert (out is None) == bool(a.deadwood)
     if out is not None:
         assert Counter(c for m in out for c in m.cards) == Counter(cards)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(SHOE), min_size=1, max_size=15),
+    st.integers(1, 13),
+    st.sampled_from(OPTION_SETS),
+    st.data(),
+)
+def test_going_out_discards_are_the_cards_whose_rest_melds(
+    cards: list[Card], wild: int, opts: Options, data: st.DataObject
+) -> None:
+    """One search for every candidate finds the same cards as a search each
+    (wilds and duplicate candidates included)."""
+    wr = Rank(wild)
+    candidates = data.draw(st.lists(st.sampled_from(cards), max_size=len(cards) + 2))
+    expected = []
+    for card in candidates:
+        rest = list(cards)
+        rest.remove(card)
+        if going_out_melds(rest, wr, opts) is not None:
+            expected.append(card)
+    assert going_out_discards(cards, wr, opts, candidates) == expected
+
+
+def test_going_out_discards_of_dealt_hands() -> None:
+    """Hands of 14 cards, the size a player holds after drawing at the last round,
+    with every card a candidate; a fair share of them can go out."""
+    found = 0
+    for cards, wild, opts in _hands(400, 7, (14, 14)):
+        expected = []
+        for card in cards:
+            rest = list(cards)
+            rest.remove(card)
+            if going_out_melds(rest, wild, opts) is not None:
+                expected.append(card)
+        assert going_out_discards(cards, wild, opts, cards) == expected
+        found += bool(expected)
+    assert found >= 20

@@ -192,3 +192,82 @@ def test_inputs_over_the_c_limit_go_to_the_python() -> None:
     assert native is None or len(ids) > native.MAX_CARDS
     res = core.solve_free(ids, 0, [1] * 53, [0], False, False)
     assert res.value == 0 and sorted(i for meld in res.melds for i in meld[0]) == sorted(ids)
+
+
+def values_both(search: str, *args: object) -> tuple[list[int], list[int]]:
+    """``values_free`` / ``values_one`` in C and in Python."""
+    fn = getattr(core, search)
+    with pytest.MonkeyPatch.context() as mp:
+        c = fn(*args)
+        mp.setattr(core, "native", None)
+        py = fn(*args)
+    return c, py
+
+
+@needs_native
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ids=two_decks.filter(bool),
+    wilds=st.integers(0, 4),
+    pts=costs,
+    allwild_ok=st.booleans(),
+    high=st.booleans(),
+    data=st.data(),
+)
+def test_values_free_agree_with_one_search_per_drop(
+    ids: list[int], wilds: int, pts: list[int], allwild_ok: bool, high: bool, data: st.DataObject
+) -> None:
+    """One memo for every drop gives each search's own value, in C and in Python."""
+    drops = data.draw(st.lists(st.sampled_from(ids), max_size=8))
+    cheap = [0] + [INF] * wilds
+    c, py = values_both("values_free", ids, wilds, pts, cheap, allwild_ok, high, drops)
+    alone = []
+    for d in drops:
+        rest = list(ids)
+        rest.remove(d)
+        alone.append(core.solve_free(rest, wilds, pts, cheap, allwild_ok, high).value)
+    assert c == py == alone
+
+
+@needs_native
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ids=two_decks.filter(bool),
+    jokers=st.integers(0, 3),
+    wild_rank=st.integers(0, 12),
+    pts=costs,
+    high=st.booleans(),
+    data=st.data(),
+)
+def test_values_one_agree_with_one_search_per_drop(
+    ids: list[int], jokers: int, wild_rank: int, pts: list[int], high: bool, data: st.DataObject
+) -> None:
+    naturals = [i for i in ids if i >> 2 != wild_rank]
+    drops = data.draw(st.lists(st.sampled_from(naturals), max_size=8)) if naturals else []
+    leaf = (jokers, INF, 0, INF)
+    c, py = values_both("values_one", ids, jokers, wild_rank * 4, pts, leaf, high, drops)
+    alone = []
+    for d in drops:
+        rest = list(ids)
+        rest.remove(d)
+        alone.append(core.solve_one(rest, jokers, wild_rank * 4, pts, leaf, high).value)
+    assert c == py == alone
+
+
+@pytest.mark.parametrize(
+    ("search", "args"),
+    [
+        ("values_free", ([0, 4], 0, PTS, [0], False, False, [8])),  # not among the ids
+        ("values_free", ([0, 4], 0, PTS, [0], False, False, [52])),  # a joker is no natural id
+        ("values_one", ([0, 4, 8], 0, 4, PTS, (0, 0, 0, 0), False, [4])),  # of the wild rank
+    ],
+)
+def test_drops_must_be_natural_ids_of_the_hand(search: str, args: tuple[object, ...]) -> None:
+    """Both searches refuse the same drops (the C would otherwise search a
+    multiset with a count below zero, the Python an int gone negative)."""
+    with pytest.raises(ValueError):
+        getattr(core, search)(*args)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(core, "native", None)
+        with pytest.raises(ValueError):
+            getattr(core, search)(*args)
