@@ -20,8 +20,8 @@ Mode ``one`` (``max_wilds_per_meld`` 1): wild-rank cards are natural cards
 that may instead be *designated* wild; the wild balance may go negative while
 enough wild-rank cards remain to designate.
 
-:func:`solve_free` and :func:`solve_one` (and :func:`values_free` and
-:func:`values_one`, the values of several searches at once) run the same
+:func:`solve_free` and :func:`solve_one` (and :func:`solve_free_each` and
+:func:`solve_one_each`, several searches at once) run the same
 search in C when the optional extension :mod:`service.engine._solver_native`
 is built (a port of this module's search, state for state, so both give the
 same plan; a whole solve of a hand is about four times faster with it), else
@@ -244,7 +244,7 @@ def solve_one(
     return _search_one(pack(ids), jokers, wr_base, pts, leaf, high)
 
 
-def values_free(
+def solve_free_each(
     ids: Sequence[int],
     wilds: int,
     pts: Sequence[int],
@@ -252,23 +252,24 @@ def values_free(
     allwild_ok: bool,
     high: bool,
     drops: Sequence[int],
-) -> list[int]:
-    """``solve_free(ids less one copy of d, ...).value`` for each ``d`` of ``drops``
-    (ids among ``ids``): in C, one call whose searches share their memo.
+) -> list[Result]:
+    """``solve_free(ids less one copy of d, ...)`` for each ``d`` of ``drops`` (ids
+    among ``ids``): in C, one call whose searches share their memo.
 
-    >>> values_free([0, 4, 8, 12], 0, [1] * 53, [0], False, False, [0, 4])
+    >>> found = solve_free_each([0, 4, 8, 12], 0, [1] * 53, [0], False, False, [0, 4])
+    >>> [res.value for res in found]
     [0, 3]
     """
     if native is not None and max(len(ids), wilds) <= native.MAX_CARDS:
-        values: list[int] = native.values_free(ids, wilds, pts, cheap, allwild_ok, high, drops)
-        return values
+        found = native.solve_free_each(ids, wilds, pts, cheap, allwild_ok, high, drops)
+        return [_result(one) for one in found]
     return [
-        _search_free(pack(ids) - (1 << (d << 2)), wilds, pts, cheap, allwild_ok, high).value
+        _search_free(pack(ids) - (1 << (d << 2)), wilds, pts, cheap, allwild_ok, high)
         for d in _checked_drops(ids, drops, None)
     ]
 
 
-def values_one(
+def solve_one_each(
     ids: Sequence[int],
     jokers: int,
     wr_base: int,
@@ -276,15 +277,18 @@ def values_one(
     leaf: LeafCosts,
     high: bool,
     drops: Sequence[int],
-) -> list[int]:
-    """``solve_one(ids less one copy of d, ...).value`` for each ``d`` of ``drops``
-    (ids among ``ids``, not of the wild rank: dropping one would change how many
+) -> list[Result]:
+    """``solve_one(ids less one copy of d, ...)`` for each ``d`` of ``drops`` (ids
+    among ``ids``, not of the wild rank: dropping one would change how many
     wilds the search may designate)."""
     if native is not None and max(len(ids), jokers) <= native.MAX_CARDS:
-        values: list[int] = native.values_one(ids, jokers, wr_base, pts, leaf, high, drops)
-        return values
+        found = native.solve_one_each(ids, jokers, wr_base, pts, leaf, high, drops)
+        out = [_result(one) for one in found]
+        for res in out:
+            res.wr_shift = wr_base << 2
+        return out
     return [
-        _search_one(pack(ids) - (1 << (d << 2)), jokers, wr_base, pts, leaf, high).value
+        _search_one(pack(ids) - (1 << (d << 2)), jokers, wr_base, pts, leaf, high)
         for d in _checked_drops(ids, drops, wr_base)
     ]
 

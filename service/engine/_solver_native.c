@@ -19,8 +19,9 @@
  *   solve_one(ids, jokers, wr_base, pts, leaf, high)   leaf = (jokers, joker_cost, slots, wr_cost)
  * both -> (value, steps, leftover, cap) where a step is
  *   (ids tuple, need, "set" | "run") or ((id,), 0, "designate");
- *   values_free(..., drops), values_one(..., drops) -> [value of the search
- *   without one copy of d, for d in drops] (the same arguments, and drops).
+ *   solve_free_each(..., drops), solve_one_each(..., drops) -> [what the
+ *   search answers without one copy of d, for d in drops] (the same
+ *   arguments, and drops).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -608,11 +609,12 @@ static PyObject *run(Search *s, Cards rem0, int wl0) {
     return out;
 }
 
-/* The values of searches from rem0 less one copy of each card of `drops`, in
- * order, all in one memo: a state's value does not depend on where the search
- * started, as long as the wilds (and so capmax) are the same, hence natural
- * drops only (and not wild-rank cards in mode one). */
-static PyObject *values(Search *s, Cards rem0, int wl0, PyObject *drops) {
+/* The searches from rem0 less one copy of each card of `drops`, in order, all
+ * in one memo: a state's value, and the choice that gives it, do not depend on
+ * where the search started (as long as the wilds, and so capmax, are the same:
+ * natural drops only, and not wild-rank cards in mode one), so each plan is
+ * the one a search of its own finds. */
+static PyObject *each(Search *s, Cards rem0, int wl0, PyObject *drops) {
     PyObject *fast = PySequence_Fast(drops, "drops must be a sequence");
     if (!fast) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
@@ -642,9 +644,9 @@ static PyObject *values(Search *s, Cards rem0, int wl0, PyObject *drops) {
             PyErr_NoMemory();
             goto fail;
         }
-        PyObject *value = PyLong_FromLongLong(v);
-        if (!value) goto fail;
-        PyList_SET_ITEM(out, k, value);
+        PyObject *found = trace(s, v, rem, wl0);
+        if (!found) goto fail;
+        PyList_SET_ITEM(out, k, found);
     }
     free(s->memo.slots);
     Py_DECREF(fast);
@@ -687,7 +689,7 @@ static PyObject *solve_free(PyObject *self, PyObject *args) {
     return run(&s, rem, wilds);
 }
 
-static PyObject *values_free(PyObject *self, PyObject *args) {
+static PyObject *solve_free_each(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *ids, *pts, *cheap, *drops;
     int wilds, allwild_ok, high;
@@ -697,7 +699,7 @@ static PyObject *values_free(PyObject *self, PyObject *args) {
     Cards rem;
     int64_t cheap_buf[MAX_CARDS + 1];
     if (init_free(&s, &rem, ids, wilds, pts, cheap, allwild_ok, high, cheap_buf) < 0) return NULL;
-    return values(&s, rem, wilds, drops);
+    return each(&s, rem, wilds, drops);
 }
 
 /* Mode one's arguments into `s` and `rem`. */
@@ -737,7 +739,7 @@ static PyObject *solve_one(PyObject *self, PyObject *args) {
     return run(&s, rem, jokers);
 }
 
-static PyObject *values_one(PyObject *self, PyObject *args) {
+static PyObject *solve_one_each(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *ids, *pts, *drops;
     int jokers, wr_base, high;
@@ -748,7 +750,7 @@ static PyObject *values_one(PyObject *self, PyObject *args) {
     Search s;
     Cards rem;
     if (init_one(&s, &rem, ids, jokers, wr_base, pts, lj, ljc, ls, lwc, high) < 0) return NULL;
-    return values(&s, rem, jokers, drops);
+    return each(&s, rem, jokers, drops);
 }
 
 static int add_constants(PyObject *m) {
@@ -758,8 +760,8 @@ static int add_constants(PyObject *m) {
 static PyMethodDef methods[] = {
     {"solve_free", solve_free, METH_VARARGS, "Mode free search (see _solver_core.solve_free)."},
     {"solve_one", solve_one, METH_VARARGS, "Mode one search (see _solver_core.solve_one)."},
-    {"values_free", values_free, METH_VARARGS, "Values less each drop (_solver_core.values_free)."},
-    {"values_one", values_one, METH_VARARGS, "Values less each drop (_solver_core.values_one)."},
+    {"solve_free_each", solve_free_each, METH_VARARGS, "See _solver_core.solve_free_each."},
+    {"solve_one_each", solve_one_each, METH_VARARGS, "See _solver_core.solve_one_each."},
     {NULL, NULL, 0, NULL},
 };
 

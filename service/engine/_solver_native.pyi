@@ -21,7 +21,7 @@ def solve_one(
     leaf: LeafCosts,
     high: bool,
 ) -> tuple[int, list[Step], int, int]: ...
-def values_free(
+def solve_free_each(
     ids: Sequence[int],
     wilds: int,
     pts: Sequence[int],
@@ -29,8 +29,8 @@ def values_free(
     allwild_ok: bool,
     high: bool,
     drops: Sequence[int],
-) -> list[int]: ...
-def values_one(
+) -> list[tuple[int, list[Step], int, int]]: ...
+def solve_one_each(
     ids: Sequence[int],
     jokers: int,
     wr_base: int,
@@ -38,4 +38,4 @@ def values_one(
     leaf: LeafCosts,
     high: bool,
     drops: Sequence[int],
-) -> list[int]: ...
+) -> list[tuple[int, list[Step], int, int]]: ...

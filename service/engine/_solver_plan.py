@@ -87,7 +87,6 @@ def _solve_hand(
             return None
         leaf = (n_j, jk_cost, slots, wr_cost)
         res = core.solve_one(live, n_j, (wild_rank - 1) * 4, pts, leaf, high)
-        pool = list(jk) + [Card.from_id(i) for i in res.designated]
     else:
         pool = list(wr) + list(jk)
         costs = sorted(
@@ -106,7 +105,25 @@ def _solve_hand(
     if res.value >= core.INF:
         assert must_meld
         return None
-    return _assemble(res, nat if not one else nat + wr, pool, wild_rank, options, table, one)
+    return _assembled(res, nat, wr, jk, wild_rank, options, table, one)
+
+
+def _assembled(
+    res: core.Result,
+    nat: list[Card],
+    wr: list[Card],
+    jk: list[Card],
+    wild_rank: Rank,
+    options: Options,
+    table: _Table | None,
+    one: bool,
+) -> Solved:
+    """The plan ``res`` of the search over a hand (its naturals, wild-rank cards
+    and jokers) turned into cards."""
+    if one:
+        pool = list(jk) + [Card.from_id(i) for i in res.designated]
+        return _assemble(res, nat + wr, pool, wild_rank, options, table, one)
+    return _assemble(res, nat, wr + jk, wild_rank, options, table, one)
 
 
 def _live(naturals: Sequence[int], high: bool, wild_rank: Rank) -> list[int]:
@@ -131,71 +148,59 @@ def _live(naturals: Sequence[int], high: bool, wild_rank: Rank) -> list[int]:
     return out
 
 
-def _melds_fully(ids: Sequence[int], wild_rank: Rank, options: Options) -> bool:
-    """Whether every card of ``ids`` can be melded (no table): exactly what
-    ``_solve_hand(cards, wild_rank, options, None, must_meld=True) is not None``
-    answers, without building the arrangement.
-
-    >>> from service.engine.cards import parse_cards
-    >>> from service.engine.rules import Options
-    >>> [_melds_fully([c.id for c in parse_cards(h)], Rank.SEVEN, Options())
-    ...  for h in ("4H 5H 6H 9C 9D 7S", "4H 5H 6H 9C 9D KD")]
-    [True, False]
-    """
-    nat, wr, n_jk = _split_ids(ids, wild_rank)
-    high = options.aces is Aces.HIGH_OR_LOW
-    if options.max_wilds_per_meld is not None:  # as _solve_hand's `one` branch
-        live = _live(nat + wr, high, wild_rank)
-        if len(live) < len(nat):
-            return False
-        leaf = (n_jk, core.INF, 0, core.INF)
-        res = core.solve_one(live + wr, n_jk, (wild_rank - 1) * 4, _ALL_INF, leaf, high)
-    else:
-        n_pool = len(wr) + n_jk
-        live = _live(nat, high, wild_rank) if n_pool < 2 else nat
-        if len(live) < len(nat):
-            return False
-        res = core.solve_free(live, n_pool, _ALL_INF, *_must_meld_wilds(wr, n_pool, options), high)
-    return res.value < core.INF
-
-
 def _going_out_discards(
     ids: Sequence[int], wild_rank: Rank, options: Options, candidates: Sequence[int]
-) -> list[int]:
+) -> list[tuple[int, Solved]]:
     """The ``candidates`` (ids of cards among ``ids``) without which every other
-    card of ``ids`` can be melded, in order: ``[c for c in candidates if
-    _melds_fully(ids less one c)]``, the natural candidates in one search call.
+    card of ``ids`` can be melded, in order, each with how: what
+    ``_solve_hand(ids less that card, ..., must_meld=True)`` answers.  The natural
+    candidates take one search call, whose searches share their memo and so
+    find the very plans that a search each would; a wild candidate (fewer wilds
+    left) is solved on its own.
 
     >>> from service.engine.cards import parse_cards
     >>> from service.engine.rules import Options
-    >>> hand = parse_cards("4H 5H 6H 7H 9C 9D 9S")
-    >>> ids = [c.id for c in hand]
-    >>> [str(Card.from_id(i)) for i in _going_out_discards(ids, Rank.KING, Options(), ids)]
-    ['4H', '7H']
+    >>> ids = [c.id for c in parse_cards("4H 5H 6H 7H 9C 9D 9S")]
+    >>> for i, solved in _going_out_discards(ids, Rank.KING, Options(), ids):
+    ...     print(Card.from_id(i), [" ".join(str(c) for c in g) for g in solved[1]])
+    4H ['5H 6H 7H', '9C 9D 9S']
+    7H ['4H 5H 6H', '9C 9D 9S']
     """
+    ids = sorted(ids)  # as the memos key a hand, so that wilds come in the same order
     nat, wr, n_jk = _split_ids(ids, wild_rank)
     wr_lo = (wild_rank - 1) * 4
-    drops = [c for c in candidates if c != JOKER_ID and not wr_lo <= c < wr_lo + 4]
+    drops = sorted({c for c in candidates if c != JOKER_ID and not wr_lo <= c < wr_lo + 4})
     high = options.aces is Aces.HIGH_OR_LOW
+    one = options.max_wilds_per_meld is not None
     if not drops:
-        values = []
-    elif options.max_wilds_per_meld is not None:
+        found = []
+    elif one:
         leaf = (n_jk, core.INF, 0, core.INF)
-        values = core.values_one(nat + wr, n_jk, wr_lo, _ALL_INF, leaf, high, drops)
+        found = core.solve_one_each(nat + wr, n_jk, wr_lo, _ALL_INF, leaf, high, drops)
     else:
         n_pool = len(wr) + n_jk
         wilds = _must_meld_wilds(wr, n_pool, options)
-        values = core.values_free(nat, n_pool, _ALL_INF, *wilds, high, drops)
-    melds = {c for c, v in zip(drops, values, strict=True) if v < core.INF}
+        found = core.solve_free_each(nat, n_pool, _ALL_INF, *wilds, high, drops)
+    wr_cards = [Card.from_id(i) for i in wr]
+    jokers = [Card.JOKER] * n_jk
+    solved: dict[int, Solved] = {}
+    for d, res in zip(drops, found, strict=True):
+        if res.value < core.INF:
+            rest = list(nat)
+            rest.remove(d)
+            naturals = [Card.from_id(i) for i in rest]
+            solved[d] = _assembled(res, naturals, wr_cards, jokers, wild_rank, options, None, one)
     out = []
     for c in candidates:
-        if c in melds:
-            out.append(c)
-        elif c == JOKER_ID or wr_lo <= c < wr_lo + 4:  # a wild: fewer wilds, a search of its own
+        if c in solved:
+            out.append((c, solved[c]))
+        elif c == JOKER_ID or wr_lo <= c < wr_lo + 4:
             rest = list(ids)
             rest.remove(c)
-            if _melds_fully(rest, wild_rank, options):
-                out.append(c)
+            cards = [Card.from_id(i) for i in rest]
+            alone = _solve_hand(cards, wild_rank, options, None, must_meld=True)
+            if alone is not None:
+                out.append((c, alone))
     return out
 
 

@@ -103,20 +103,21 @@ def going_out_melds(
 
 def going_out_discards(
     cards: Sequence[Card], wild_rank: Rank, options: Options, candidates: Sequence[Card]
-) -> list[Card]:
+) -> list[tuple[Card, tuple[Meld, ...]]]:
     """The cards of ``candidates`` (cards of ``cards``) whose discard leaves cards
-    that all meld: those for which :func:`going_out_melds` of ``cards`` less that
-    card is not None, in order, found in one search rather than one each.
+    that all meld, in order, each with those melds: what :func:`going_out_melds`
+    answers for ``cards`` less that card, found in one search rather than one each.
 
     >>> from service.engine.cards import parse_cards
     >>> from service.engine.rules import Options
     >>> hand = parse_cards("4H 5H 6H 7H 9C 9D 9S")
-    >>> [str(c) for c in going_out_discards(hand, Rank.KING, Options(), hand)]
-    ['4H', '7H']
+    >>> [(str(c), [str(m) for m in melds])
+    ...  for c, melds in going_out_discards(hand, Rank.KING, Options(), hand)]
+    [('4H', ['[5H 6H 7H]', '[9C 9D 9S]']), ('7H', ['[4H 5H 6H]', '[9C 9D 9S]'])]
     """
     ids = [c.id for c in cards]
     found = _going_out_discards(ids, wild_rank, options, [c.id for c in candidates])
-    return [Card.from_id(i) for i in found]
+    return [(Card.from_id(i), _finish(*solved, wild_rank, options).melds) for i, solved in found]
 
 
 @lru_cache(maxsize=8192)

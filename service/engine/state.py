@@ -391,10 +391,6 @@ def legal_moves(state: State, seat: int, *, floor: int | None = None) -> list[Mo
             floor = best_arrangement(hand, spec.wild_rank, options).points
         points = points_table(spec.wild_rank, options)
         candidates = [card for card in allowed if points[card.id] >= floor]
-        for card in going_out_discards(hand, spec.wild_rank, options, candidates):
-            rest = list(hand)
-            rest.remove(card)
-            melds = going_out_melds(rest, spec.wild_rank, options)
-            if melds is not None:  # always: going_out_discards found that they meld
-                moves.append(GoOut(card, tuple(m.cards for m in melds)))
+        for card, melds in going_out_discards(hand, spec.wild_rank, options, candidates):
+            moves.append(GoOut(card, tuple(m.cards for m in melds)))
     return moves

@@ -194,8 +194,8 @@ def test_inputs_over_the_c_limit_go_to_the_python() -> None:
     assert res.value == 0 and sorted(i for meld in res.melds for i in meld[0]) == sorted(ids)
 
 
-def values_both(search: str, *args: object) -> tuple[list[int], list[int]]:
-    """``values_free`` / ``values_one`` in C and in Python."""
+def each_both(search: str, *args: object) -> tuple[list[core.Result], list[core.Result]]:
+    """``solve_free_each`` / ``solve_one_each`` in C and in Python."""
     fn = getattr(core, search)
     with pytest.MonkeyPatch.context() as mp:
         c = fn(*args)
@@ -214,19 +214,19 @@ def values_both(search: str, *args: object) -> tuple[list[int], list[int]]:
     high=st.booleans(),
     data=st.data(),
 )
-def test_values_free_agree_with_one_search_per_drop(
+def test_free_each_agrees_with_one_search_per_drop(
     ids: list[int], wilds: int, pts: list[int], allwild_ok: bool, high: bool, data: st.DataObject
 ) -> None:
-    """One memo for every drop gives each search's own value, in C and in Python."""
+    """One memo for every drop finds each search's own plan, in C and in Python."""
     drops = data.draw(st.lists(st.sampled_from(ids), max_size=8))
     cheap = [0] + [INF] * wilds
-    c, py = values_both("values_free", ids, wilds, pts, cheap, allwild_ok, high, drops)
+    c, py = each_both("solve_free_each", ids, wilds, pts, cheap, allwild_ok, high, drops)
     alone = []
     for d in drops:
         rest = list(ids)
         rest.remove(d)
-        alone.append(core.solve_free(rest, wilds, pts, cheap, allwild_ok, high).value)
-    assert c == py == alone
+        alone.append(core.solve_free(rest, wilds, pts, cheap, allwild_ok, high))
+    assert [fields(r) for r in c] == [fields(r) for r in py] == [fields(r) for r in alone]
 
 
 @needs_native
@@ -239,27 +239,27 @@ def test_values_free_agree_with_one_search_per_drop(
     high=st.booleans(),
     data=st.data(),
 )
-def test_values_one_agree_with_one_search_per_drop(
+def test_one_each_agrees_with_one_search_per_drop(
     ids: list[int], jokers: int, wild_rank: int, pts: list[int], high: bool, data: st.DataObject
 ) -> None:
     naturals = [i for i in ids if i >> 2 != wild_rank]
     drops = data.draw(st.lists(st.sampled_from(naturals), max_size=8)) if naturals else []
     leaf = (jokers, INF, 0, INF)
-    c, py = values_both("values_one", ids, jokers, wild_rank * 4, pts, leaf, high, drops)
+    c, py = each_both("solve_one_each", ids, jokers, wild_rank * 4, pts, leaf, high, drops)
     alone = []
     for d in drops:
         rest = list(ids)
         rest.remove(d)
-        alone.append(core.solve_one(rest, jokers, wild_rank * 4, pts, leaf, high).value)
-    assert c == py == alone
+        alone.append(core.solve_one(rest, jokers, wild_rank * 4, pts, leaf, high))
+    assert [fields(r) for r in c] == [fields(r) for r in py] == [fields(r) for r in alone]
 
 
 @pytest.mark.parametrize(
     ("search", "args"),
     [
-        ("values_free", ([0, 4], 0, PTS, [0], False, False, [8])),  # not among the ids
-        ("values_free", ([0, 4], 0, PTS, [0], False, False, [52])),  # a joker is no natural id
-        ("values_one", ([0, 4, 8], 0, 4, PTS, (0, 0, 0, 0), False, [4])),  # of the wild rank
+        ("solve_free_each", ([0, 4], 0, PTS, [0], False, False, [8])),  # not among the ids
+        ("solve_free_each", ([0, 4], 0, PTS, [0], False, False, [52])),  # a joker is no natural id
+        ("solve_one_each", ([0, 4, 8], 0, 4, PTS, (0, 0, 0, 0), False, [4])),  # of the wild rank
     ],
 )
 def test_drops_must_be_natural_ids_of_the_hand(search: str, args: tuple[object, ...]) -> None:
