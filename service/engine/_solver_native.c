@@ -1,7 +1,7 @@
 /*
  * The hand solver's search in C: an optional speedup of service/engine/_solver_core.py.
  *
- * This is a line-for-line port of solve_free() and solve_one() there, which
+ * This is a line-for-line port of _search_free() and _search_one() there, which
  * remain the reference (and what runs when this module could not be built).
  * It explores the same states in the same order and breaks ties the same way,
  * so both give the same plan for every hand: tests/engine/test_solver_native.py

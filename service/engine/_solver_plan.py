@@ -149,80 +149,59 @@ def _live(naturals: Sequence[int], high: bool, wild_rank: Rank) -> list[int]:
 
 
 def _going_out_discards(
-    ids: Sequence[int], wild_rank: Rank, options: Options, candidates: Sequence[int]
+    cards: Sequence[Card], wild_rank: Rank, options: Options, candidates: Sequence[int]
 ) -> list[tuple[int, Solved]]:
-    """The ``candidates`` (ids of cards among ``ids``) without which every other
-    card of ``ids`` can be melded, in order, each with how: what
-    ``_solve_hand(ids less that card, ..., must_meld=True)`` answers.  The natural
-    candidates take one search call, whose searches share their memo and so
-    find the very plans that a search each would; a wild candidate (fewer wilds
-    left) is solved on its own.
+    """The ``candidates`` (ids of cards among ``cards``) without which every other
+    card can be melded, in order, each with how: what ``_solve_hand(cards less
+    that card, ..., must_meld=True)`` answers.  The natural candidates take one
+    search call, whose searches share their memo and so find the very plans
+    that a search each would; a wild candidate (fewer wilds left) is solved on
+    its own.
 
     >>> from service.engine.cards import parse_cards
     >>> from service.engine.rules import Options
-    >>> ids = [c.id for c in parse_cards("4H 5H 6H 7H 9C 9D 9S")]
-    >>> for i, solved in _going_out_discards(ids, Rank.KING, Options(), ids):
+    >>> hand = parse_cards("4H 5H 6H 7H 9C 9D 9S")
+    >>> for i, solved in _going_out_discards(hand, Rank.KING, Options(), [c.id for c in hand]):
     ...     print(Card.from_id(i), [" ".join(str(c) for c in g) for g in solved[1]])
     4H ['5H 6H 7H', '9C 9D 9S']
     7H ['4H 5H 6H', '9C 9D 9S']
     """
-    ids = sorted(ids)  # as the memos key a hand, so that wilds come in the same order
-    nat, wr, n_jk = _split_ids(ids, wild_rank)
+    cards = sorted(cards)  # as the memos key a hand, so that wilds come in the same order
+    nat, wr, jk = _split(cards, wild_rank)
+    nat_ids = [c.id for c in nat]
+    wr_ids = [c.id for c in wr]
     wr_lo = (wild_rank - 1) * 4
     drops = sorted({c for c in candidates if c != JOKER_ID and not wr_lo <= c < wr_lo + 4})
     high = options.aces is Aces.HIGH_OR_LOW
     one = options.max_wilds_per_meld is not None
+    inf = core.INF
     if not drops:
         found = []
-    elif one:
-        leaf = (n_jk, core.INF, 0, core.INF)
-        found = core.solve_one_each(nat + wr, n_jk, wr_lo, _ALL_INF, leaf, high, drops)
+    elif one:  # the costs of _solve_hand's must_meld, without a table
+        leaf = (len(jk), inf, 0, inf)
+        found = core.solve_one_each(nat_ids + wr_ids, len(jk), wr_lo, _ALL_INF, leaf, high, drops)
     else:
-        n_pool = len(wr) + n_jk
-        wilds = _must_meld_wilds(wr, n_pool, options)
-        found = core.solve_free_each(nat, n_pool, _ALL_INF, *wilds, high, drops)
-    wr_cards = [Card.from_id(i) for i in wr]
-    jokers = [Card.JOKER] * n_jk
+        n_pool = len(wr) + len(jk)
+        allwild_ok = options.all_wild_melds or bool(wr)
+        cheap = [0] + [inf] * n_pool
+        found = core.solve_free_each(nat_ids, n_pool, _ALL_INF, cheap, allwild_ok, high, drops)
     solved: dict[int, Solved] = {}
     for d, res in zip(drops, found, strict=True):
-        if res.value < core.INF:
+        if res.value < inf:
             rest = list(nat)
-            rest.remove(d)
-            naturals = [Card.from_id(i) for i in rest]
-            solved[d] = _assembled(res, naturals, wr_cards, jokers, wild_rank, options, None, one)
+            rest.remove(Card.from_id(d))
+            solved[d] = _assembled(res, rest, wr, jk, wild_rank, options, None, one)
     out = []
     for c in candidates:
         if c in solved:
             out.append((c, solved[c]))
         elif c == JOKER_ID or wr_lo <= c < wr_lo + 4:
-            rest = list(ids)
-            rest.remove(c)
-            cards = [Card.from_id(i) for i in rest]
-            alone = _solve_hand(cards, wild_rank, options, None, must_meld=True)
+            rest = list(cards)
+            rest.remove(Card.from_id(c))
+            alone = _solve_hand(rest, wild_rank, options, None, must_meld=True)
             if alone is not None:
                 out.append((c, alone))
     return out
-
-
-def _split_ids(ids: Sequence[int], wild_rank: Rank) -> tuple[list[int], list[int], int]:
-    """(natural ids, wild-rank ids, number of jokers)."""
-    wr_lo = (wild_rank - 1) * 4
-    nat: list[int] = []
-    wr: list[int] = []
-    n_jk = 0
-    for i in ids:
-        if i == JOKER_ID:
-            n_jk += 1
-        elif wr_lo <= i < wr_lo + 4:
-            wr.append(i)
-        else:
-            nat.append(i)
-    return nat, wr, n_jk
-
-
-def _must_meld_wilds(wr: Sequence[int], n_pool: int, options: Options) -> tuple[list[int], bool]:
-    """Mode free's ``cheap`` and ``allwild_ok`` when every card must be melded."""
-    return [0] + [core.INF] * n_pool, options.all_wild_melds or bool(wr)
 
 
 _ALL_INF = (core.INF,) * 53

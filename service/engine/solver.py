@@ -115,8 +115,7 @@ def going_out_discards(
     ...  for c, melds in going_out_discards(hand, Rank.KING, Options(), hand)]
     [('4H', ['[5H 6H 7H]', '[9C 9D 9S]']), ('7H', ['[4H 5H 6H]', '[9C 9D 9S]'])]
     """
-    ids = [c.id for c in cards]
-    found = _going_out_discards(ids, wild_rank, options, [c.id for c in candidates])
+    found = _going_out_discards(cards, wild_rank, options, [c.id for c in candidates])
     return [(Card.from_id(i), _finish(*solved, wild_rank, options).melds) for i, solved in found]
 
 

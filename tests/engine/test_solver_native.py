@@ -15,6 +15,7 @@ import shutil
 import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -40,8 +41,9 @@ def test_the_extension_is_built_where_it_can_be() -> None:
     assert native is not None
 
 
-def both(search: str, *args: object) -> tuple[core.Result, core.Result]:
-    """The Result of ``search`` ("solve_free" or "solve_one") in C and in Python."""
+def both(search: str, *args: object) -> tuple[Any, Any]:
+    """What ``search`` (a function of ``_solver_core``: "solve_free", "solve_one_each"...)
+    answers in C and in Python."""
     fn = getattr(core, search)
     with pytest.MonkeyPatch.context() as mp:
         c = fn(*args)
@@ -194,16 +196,6 @@ def test_inputs_over_the_c_limit_go_to_the_python() -> None:
     assert res.value == 0 and sorted(i for meld in res.melds for i in meld[0]) == sorted(ids)
 
 
-def each_both(search: str, *args: object) -> tuple[list[core.Result], list[core.Result]]:
-    """``solve_free_each`` / ``solve_one_each`` in C and in Python."""
-    fn = getattr(core, search)
-    with pytest.MonkeyPatch.context() as mp:
-        c = fn(*args)
-        mp.setattr(core, "native", None)
-        py = fn(*args)
-    return c, py
-
-
 @needs_native
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -220,7 +212,7 @@ def test_free_each_agrees_with_one_search_per_drop(
     """One memo for every drop finds each search's own plan, in C and in Python."""
     drops = data.draw(st.lists(st.sampled_from(ids), max_size=8))
     cheap = [0] + [INF] * wilds
-    c, py = each_both("solve_free_each", ids, wilds, pts, cheap, allwild_ok, high, drops)
+    c, py = both("solve_free_each", ids, wilds, pts, cheap, allwild_ok, high, drops)
     alone = []
     for d in drops:
         rest = list(ids)
@@ -245,7 +237,7 @@ def test_one_each_agrees_with_one_search_per_drop(
     naturals = [i for i in ids if i >> 2 != wild_rank]
     drops = data.draw(st.lists(st.sampled_from(naturals), max_size=8)) if naturals else []
     leaf = (jokers, INF, 0, INF)
-    c, py = each_both("solve_one_each", ids, jokers, wild_rank * 4, pts, leaf, high, drops)
+    c, py = both("solve_one_each", ids, jokers, wild_rank * 4, pts, leaf, high, drops)
     alone = []
     for d in drops:
         rest = list(ids)
