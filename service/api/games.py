@@ -351,7 +351,7 @@ def make_move(game_id: str) -> Answer:
     def play(version: int, record: GameRecord) -> Outcome:
         seat = require_seat(record)
         events = record.play(seat, move, history=lambda: public_events(game_id))
-        metrics.MOVES.labels(move.type).inc()
+        metrics.count_move(move.type)
         if record.status == "finished":
             metrics.GAMES_FINISHED.inc()
         return Outcome(events, seat=seat)

@@ -224,6 +224,18 @@ def test_metrics_count_routes_errors_and_tame_methods(client, new_game):
     assert "BREW" not in after
 
 
+def test_metrics_count_accepted_moves_by_type(client, new_game):
+    game = new_game()
+    seat = game.public()["round"]["turn"]
+    before = client.get("/metrics").get_data(as_text=True)
+    assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 200
+    assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 409
+    assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 409
+    after = client.get("/metrics").get_data(as_text=True)
+    grew = _sample(after, "t13_moves_total", type="draw") - _sample(before, "t13_moves_total", type="draw")
+    assert grew == 1
+
+
 def test_move_bodies_are_judged_every_time(new_game):
     """Short valid bodies are memoized once parsed; invalid ones must never be, and
     a memoized move still meets the game's rules each time."""
