@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from operator import attrgetter
 
 from service.engine import _solver_core as core
 from service.engine.cards import JOKER_ID, Card, Rank
@@ -69,14 +70,13 @@ def _solve_hand(
     free_wr = table is not None and not one and table.any_set is not None
     set_rank = table.set_rank if table else {}
     table_pts = points_table(wild_rank, options)
-    pts = [0] * 53
-    for c in cards:
-        if not c.is_joker:
-            pts[c.id] = 0 if (c.id >> 2) in set_rank else table_pts[c.id]
     wr_pts = table_pts[wr[0].id] if wr else 0
+    pts: Sequence[int] = table_pts  # the search reads the costs of the hand's cards only
     if must_meld:
-        pts = [core.INF] * 53
+        pts = _ALL_INF
         jk_cost = wr_pts = core.INF
+    elif set_rank:  # the table's sets take cards of their ranks for free
+        pts = [0 if (i >> 2) in set_rank else p for i, p in enumerate(table_pts)]
     if one:
         slots = len(table.wild_sets) if table else 0
         n_j = len(jk)
@@ -188,8 +188,8 @@ def _going_out_discards(
     solved: dict[int, Solved] = {}
     for d, res in zip(drops, found, strict=True):
         if res.value < inf:
-            rest = list(nat)
-            rest.remove(Card.from_id(d))
+            at = nat_ids.index(d)
+            rest = nat[:at] + nat[at + 1 :]
             solved[d] = _assembled(res, rest, wr, jk, wild_rank, options, None, one)
     out = []
     for c in candidates:
@@ -230,12 +230,17 @@ def _assemble(
     groups: list[list[Card]] = []
     needs: list[int] = []
     for ids, need, _kind in res.melds:
-        groups.append([Card.from_id(i) for i in ids])
+        groups.append(list(map(Card.from_id, ids)))
         needs.append(need)
         for i in ids:
             left.remove(i)
-    deadwood = [Card.from_id(i) for i in left]
+    deadwood = list(map(Card.from_id, left))
     wl = res.leftover
+    if table is None and wl == 0 and sum(needs) == len(pool):
+        # the common case, in short: each wild fills a need, in the order below
+        # (jokers first, the others as they come: all of the wild rank, they cost alike)
+        _fill_needs(groups, needs, sorted(pool, key=_not_joker))
+        return sum(pts_table[c.id] for c in deadwood), groups, deadwood, {}
     allwild = not one and wl >= 3 and (options.all_wild_melds or any(not c.is_joker for c in pool))
     # capacity of each meld for spare wilds
     caps: list[int] = []
@@ -256,16 +261,12 @@ def _assemble(
     pool = sorted(pool, key=lambda c: (leftover_cost(c), not c.is_joker))
     spare, placed = pool[:n_left], pool[n_left:]
     # needs take jokers first, so that an all-wild group keeps a wild-rank card
-    placed.sort(key=lambda c: not c.is_joker)
+    placed.sort(key=_not_joker)
     if allwild and not options.all_wild_melds:
         keep = next(c for c in reversed(placed) if not c.is_joker)
         placed.remove(keep)
         placed.append(keep)
-    k = 0
-    for g, need in zip(groups, needs, strict=True):
-        g += placed[k : k + need]
-        k += need
-    rest = placed[k:]
+    rest = _fill_needs(groups, needs, placed)
     if allwild:
         groups.append(rest)
     else:
@@ -281,6 +282,20 @@ def _assemble(
         deadwood += spare
     points = sum(pts_table[c.id] for c in deadwood)
     return points, groups, deadwood, layoffs
+
+
+def _not_joker(card: Card) -> bool:
+    return not card.is_joker
+
+
+def _fill_needs(groups: list[list[Card]], needs: list[int], placed: list[Card]) -> list[Card]:
+    """Give each group the wilds it needs, in the order of ``placed``; the wilds left."""
+    k = 0
+    for g, need in zip(groups, needs, strict=True):
+        if need:
+            g += placed[k : k + need]
+            k += need
+    return placed[k:]
 
 
 def _is_set(ids: Sequence[Card]) -> bool:
@@ -319,11 +334,19 @@ def _finish(
     options: Options,
 ) -> Arrangement:
     return Arrangement(
-        tuple(_meld(tuple(sorted([c.id for c in g])), wild_rank, options) for g in groups),
-        tuple(sorted(deadwood)),
+        _melds(groups, wild_rank, options),
+        tuple(sorted(deadwood, key=_card_id)),  # as cards sort, without their __lt__
         points,
-        tuple(LayOff(t, tuple(cs)) for t, cs in sorted(layoffs.items())),
+        tuple([LayOff(t, tuple(cs)) for t, cs in sorted(layoffs.items())]) if layoffs else (),
     )
+
+
+_card_id = attrgetter("id")
+
+
+def _melds(groups: list[list[Card]], wild_rank: Rank, options: Options) -> tuple[Meld, ...]:
+    """The melds of a plan's groups of cards."""
+    return tuple([_meld(tuple(sorted([c.id for c in g])), wild_rank, options) for g in groups])
 
 
 @lru_cache(maxsize=8192)

@@ -22,6 +22,7 @@ from itertools import combinations, product
 from service.engine._solver_plan import (
     _finish,
     _going_out_discards,
+    _melds,
     _solve_hand,
     _Table,
 )
@@ -78,7 +79,7 @@ def _best_cached(
     ids: tuple[int, ...], wild_rank: Rank, options: Options, table: tuple[Meld, ...]
 ) -> Arrangement:
     """Memo of the pure solver (a view and its legal moves ask for the same hand)."""
-    cards = tuple(Card.from_id(i) for i in ids)
+    cards = tuple(map(Card.from_id, ids))
     if not table:
         solved = _solve_hand(cards, wild_rank, options, None)
         assert solved is not None
@@ -116,20 +117,20 @@ def going_out_discards(
     [('4H', ['[5H 6H 7H]', '[9C 9D 9S]']), ('7H', ['[4H 5H 6H]', '[9C 9D 9S]'])]
     """
     found = _going_out_discards(cards, wild_rank, options, [c.id for c in candidates])
-    return [(Card.from_id(i), _finish(*solved, wild_rank, options).melds) for i, solved in found]
+    return [(Card.from_id(i), _melds(solved[1], wild_rank, options)) for i, solved in found]
 
 
 @lru_cache(maxsize=8192)
 def _going_out_cached(
     ids: tuple[int, ...], wild_rank: Rank, options: Options
 ) -> tuple[Meld, ...] | None:
-    cards = tuple(Card.from_id(i) for i in ids)
+    cards = tuple(map(Card.from_id, ids))
     if not cards:
         return ()
     solved = _solve_hand(cards, wild_rank, options, None, must_meld=True)
     if solved is None:
         return None
-    return _finish(*solved, wild_rank, options).melds
+    return _melds(solved[1], wild_rank, options)
 
 
 def _best_with_table(
