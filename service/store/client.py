@@ -8,10 +8,8 @@ which is why gunicorn runs a single worker then.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -108,22 +106,40 @@ def connect(config: Config) -> RedisClient:
     )
 
 
-@contextlib.contextmanager
-def translate_errors() -> Iterator[None]:
+_UNAVAILABLE = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    TimeoutError,
+    ConnectionError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.ClusterError,
+)
+
+
+class translate_errors:  # lower case: used as ``with translate_errors():``, like a function
     """Turn every redis-py error into :class:`StoreUnavailable` (never leak them).
 
     Connection problems, timeouts, loading, failover, cluster and OOM errors all
     mean "try again later"; anything else is unexpected and is logged too.
+    (A class, not a ``@contextmanager`` generator: it wraps every round trip,
+    and a generator costs more to make and run than these two methods.)
     """
-    try:
-        yield
-    except (redis.ConnectionError, redis.TimeoutError, TimeoutError, ConnectionError) as exc:
-        raise StoreUnavailable(f"Redis unavailable: {exc}") from exc
-    except (redis.exceptions.ReadOnlyError, redis.exceptions.ClusterError) as exc:
-        raise StoreUnavailable(f"Redis unavailable: {exc}") from exc
-    except redis.exceptions.RedisClusterException as exc:
-        raise StoreUnavailable(f"Redis Cluster unavailable: {exc}") from exc
-    except redis.RedisError as exc:
-        if not str(exc).startswith(("OOM", "BUSY", "LOADING", "MASTERDOWN", "TRYAGAIN")):
-            log.exception("unexpected Redis error")
-        raise StoreUnavailable(f"Redis error: {exc}") from exc
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        if exc is None:
+            return
+        if isinstance(exc, _UNAVAILABLE):
+            raise StoreUnavailable(f"Redis unavailable: {exc}") from exc
+        if isinstance(exc, redis.exceptions.RedisClusterException):
+            raise StoreUnavailable(f"Redis Cluster unavailable: {exc}") from exc
+        if isinstance(exc, redis.RedisError):
+            if not str(exc).startswith(("OOM", "BUSY", "LOADING", "MASTERDOWN", "TRYAGAIN")):
+                log.exception("unexpected Redis error", exc_info=exc)
+            raise StoreUnavailable(f"Redis error: {exc}") from exc
