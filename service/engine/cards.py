@@ -88,7 +88,7 @@ RANKS: tuple[Rank, ...] = tuple(Rank)
 JOKER_ID = 52
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True)
 class Card:
     """One playing card; cards from different decks with one code are equal.
 
@@ -152,6 +152,20 @@ class Card:
     def code(self) -> str:
         """The canonical code, e.g. ``10S`` or ``JK``."""
         return _CODES[self.id]
+
+    # Cards order by id.  Written out, not ``order=True``: the generated methods
+    # compare one-field tuples, and hands are sorted and bisected on every move.
+    def __lt__(self, other: object) -> bool:
+        return self.id < other.id if type(other) is Card else NotImplemented
+
+    def __le__(self, other: object) -> bool:
+        return self.id <= other.id if type(other) is Card else NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        return self.id > other.id if type(other) is Card else NotImplemented
+
+    def __ge__(self, other: object) -> bool:
+        return self.id >= other.id if type(other) is Card else NotImplemented
 
     def __str__(self) -> str:
         return _CODES[self.id]
