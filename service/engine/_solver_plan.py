@@ -166,7 +166,8 @@ def _going_out_discards(
     4H ['5H 6H 7H', '9C 9D 9S']
     7H ['4H 5H 6H', '9C 9D 9S']
     """
-    cards = sorted(cards)  # as the memos key a hand, so that wilds come in the same order
+    # in id order, as the memos key a hand, so that wilds come in the same order
+    cards = sorted(cards, key=_card_id)
     nat, wr, jk = _split(cards, wild_rank)
     nat_ids = [c.id for c in nat]
     wr_ids = [c.id for c in wr]
@@ -196,8 +197,8 @@ def _going_out_discards(
         if c in solved:
             out.append((c, solved[c]))
         elif c == JOKER_ID or wr_lo <= c < wr_lo + 4:
-            rest = list(cards)
-            rest.remove(Card.from_id(c))
+            at = next(k for k, card in enumerate(cards) if card.id == c)
+            rest = cards[:at] + cards[at + 1 :]
             alone = _solve_hand(rest, wild_rank, options, None, must_meld=True)
             if alone is not None:
                 out.append((c, alone))
