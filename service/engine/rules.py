@@ -346,8 +346,11 @@ class Game:
 
     num_players: int
     options: Options = CLASSIC
+    rounds: tuple[RoundSpec, ...] = dataclasses.field(init=False, repr=False, compare=False)
+    """The round schedule (set once built: states ask for it on every move)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "rounds", _schedule(self.largest_hand, self.options.round_order))
         if not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
             raise InvalidOptionError(
                 f"a game has {MIN_PLAYERS} to {MAX_PLAYERS} players, not {self.num_players}",
@@ -368,11 +371,6 @@ class Game:
     def decks(self) -> int:
         """Decks in the shoe: the option, or the minimum for the table."""
         return self.options.decks or min_decks(self.num_players, self.largest_hand)
-
-    @property
-    def rounds(self) -> tuple[RoundSpec, ...]:
-        """The round schedule."""
-        return _schedule(self.largest_hand, self.options.round_order)
 
     def round_multiplier(self, spec: RoundSpec) -> int:
         """2 in the face-card wild rounds with ``double_face_rounds``, else 1."""
