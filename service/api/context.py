@@ -35,6 +35,10 @@ class Services:
     (:meth:`service.api.limits.MoveLimiter.check`); None without limits."""
 
 
+_ENVIRON_KEYS: dict[str, str] = {}
+"""Header name -> its WSGI environ key (``If-Match`` -> ``HTTP_IF_MATCH``)."""
+
+
 @dataclass(slots=True)
 class Call:
     """One request: its WSGI environ, a reader of its body, and the services."""
@@ -46,7 +50,10 @@ class Call:
 
     def header(self, name: str) -> str | None:
         """A request header (``Authorization``, ``If-Match``...), or None."""
-        value = self.environ.get("HTTP_" + name.upper().replace("-", "_"))
+        key = _ENVIRON_KEYS.get(name)
+        if key is None:  # names come from the code, never from the client: a few
+            key = _ENVIRON_KEYS[name] = "HTTP_" + name.upper().replace("-", "_")
+        value = self.environ.get(key)
         return value if isinstance(value, str) else None
 
     @property
