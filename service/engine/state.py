@@ -358,6 +358,10 @@ class State:
         return events
 
 
+_DISCARDS = tuple(Discard(Card.from_id(i)) for i in range(53))
+"""The discard of each card, by id (moves are frozen: a draw's legal moves share them)."""
+
+
 def legal_moves(state: State, seat: int, *, floor: int | None = None) -> list[Move]:
     """Every move ``seat`` may make now (empty when it is not their turn).
 
@@ -377,10 +381,9 @@ def legal_moves(state: State, seat: int, *, floor: int | None = None) -> list[Mo
         return moves
     hand = rnd.hands[seat]
     taken = rnd.drawn_from_discard
-    allowed = [
-        Card.from_id(i) for i in sorted({c.id for c in hand}) if taken is None or i != taken.id
-    ]
-    moves = [Discard(c) for c in allowed]
+    ids = [i for i in sorted({c.id for c in hand}) if taken is None or i != taken.id]
+    allowed = [Card.from_id(i) for i in ids]
+    moves = [_DISCARDS[i] for i in ids]
     if not rnd.claim_refused:
         spec = state.spec
         options = state.game.options
