@@ -957,6 +957,7 @@ def main() -> int:
         ratios: dict[str, list[float]] = {m: [] for m in modes}
         large_ratios: dict[str, list[float]] = {m: [] for m in SCALE_SCENARIOS}
         scale_diffs: dict[str, list[float]] = {m: [] for m in SCALE_SCENARIOS}
+        scale_cpu_diffs: dict[str, list[float]] = {m: [] for m in SCALE_SCENARIOS}
         previous_ratios: dict[str, list[float]] = {m: [] for m in modes}
         cpu_ratios: dict[str, list[float]] = {m: [] for m in modes}
         move_counts: dict[str, int] = {}
@@ -1014,6 +1015,8 @@ def main() -> int:
                 if "large" in done:
                     large_ratios[mode].append(done["large"]["rps"] / ceiling_rps)
                     scale_diffs[mode].append(done["large"]["rps"] / scenario_run["rps"] - 1)
+                    if run_cost and server_cost(done["large"]):
+                        scale_cpu_diffs[mode].append(server_cost(done["large"]) / run_cost - 1)
                 before = after
         main_results = {m: summarize(r) for m, r in runs.items()}
         main_results["ceiling"]["ratio"] = 1.0
@@ -1047,6 +1050,12 @@ def main() -> int:
                 "ratio_small": small_ratio,
                 "ratio_large": large_ratio,
                 "ratio_diff": large_ratio / small_ratio - 1,
+                # shown beside the verdict, not part of it: the servers' CPU per
+                # request (gunicorn + Redis) on the large store over the small one,
+                # median of the same pairs; steadier than req/s on a shared box
+                "cpu_diff": (
+                    statistics.median(scale_cpu_diffs[mode]) if scale_cpu_diffs[mode] else None
+                ),
                 "bad_large": large_summary["bad"],
                 "pass": abs(diff) < MAX_SCALE_DIFF and large_summary["bad"] == 0,
             }
@@ -1143,7 +1152,9 @@ def print_table(result: dict[str, Any]) -> None:
             f"{s['games_small']:,} vs {s['games_large']:,} games, {mode}: {r['rps_small']:.0f} -> "
             f"{r['rps_large']:.0f} req/s (median of paired runs {r['diff']:+.1%}: "
             + " ".join(f"{d:+.0%}" for d in r["diffs"])
-            + f"; as ratio to the ceiling {r['ratio_diff']:+.1%}) "
+            + f"; as ratio to the ceiling {r['ratio_diff']:+.1%}"
+            + (f"; CPU per request {r['cpu_diff']:+.1%}" if r.get("cpu_diff") is not None else "")
+            + ") "
             f"{'PASS' if r['pass'] else 'FAIL'}"
         )
     v = result["view_cost"]
