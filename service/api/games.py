@@ -351,10 +351,14 @@ def make_move(game_id: str) -> Answer:
     def play(version: int, record: GameRecord) -> Outcome:
         seat = require_seat(record)
         events = record.play(seat, move, history=lambda: public_events(game_id))
-        metrics.count_move(move.type)
-        if record.status == "finished":
-            metrics.GAMES_FINISHED.inc()
-        return Outcome(events, seat=seat)
+        finished = record.status == "finished"
+
+        def count() -> None:  # once saved: a move retried after a lost race counts once
+            metrics.count_move(move.type)
+            if finished:
+                metrics.GAMES_FINISHED.inc()
+
+        return Outcome(events, seat=seat, committed=count)
 
     return change(game_id, play, conditional=True)
 

@@ -115,6 +115,9 @@ class Outcome:
     build: Callable[[int], tuple[int, Any]] | None = None  # new version -> (status, body)
     headers: dict[str, str] | None = None
     seat: int | None = None  # answer 200 with this seat's view (when build is None)
+    committed: Callable[[], None] | None = None
+    """Called once the change is saved (not for an attempt lost to a race and
+    retried): what must count only changes that happened, such as metrics."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +274,8 @@ def change(
                     current_version=conflict.current_version,
                 ) from None
             continue
+        if outcome.committed is not None:
+            outcome.committed()
         return raw_json_answer(text, status, version=new_version, headers=outcome.headers)
     raise ApiError("CONFLICT", "the game is changing too fast; retry")
 

@@ -7,6 +7,7 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from service.store import VersionConflict
 from tests.api.conftest import create_game
 
 
@@ -232,6 +233,29 @@ def test_metrics_count_accepted_moves_by_type(client, new_game):
     assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 409
     assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 409
     after = client.get("/metrics").get_data(as_text=True)
+    counted = [_sample(text, "t13_moves_total", type="draw") for text in (before, after)]
+    assert counted[1] - counted[0] == 1
+
+
+def test_a_move_retried_after_a_lost_race_counts_once(app, client, new_game, monkeypatch):
+    """The first commit loses a race (nothing written): the move is replayed on the
+    reloaded game and saved; the metrics count the move that happened, once."""
+    game = new_game()
+    seat = game.public()["round"]["turn"]
+    store = app.extensions["t13"].store
+    commit, lost = store.commit, []
+
+    def losing_once(game_id, expected_version, *args, **kwargs):
+        if not lost:
+            lost.append(expected_version)
+            raise VersionConflict(expected_version)
+        return commit(game_id, expected_version, *args, **kwargs)
+
+    monkeypatch.setattr(store, "commit", losing_once)
+    before = client.get("/metrics").get_data(as_text=True)
+    assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 200
+    after = client.get("/metrics").get_data(as_text=True)
+    assert lost
     counted = [_sample(text, "t13_moves_total", type="draw") for text in (before, after)]
     assert counted[1] - counted[0] == 1
 
