@@ -47,15 +47,19 @@ def chart(data: dict[str, Any], out: Path) -> None:
         if target:
             ax.hlines(target * 100, i - 0.38, i + 0.38, colors="black", linestyles="--", lw=1.5)
             ax.text(i + 0.4, target * 100, f"target {target:.0%}", va="center", fontsize=7)
-    for bar, value, r in zip(bars, rps, ratios, strict=True):
-        ax.text(  # inside the bar's top, clear of the target lines
+    for bar, value, r, n in zip(bars, rps, ratios, names, strict=True):
+        # inside the bar's top, clear of the target lines; above the bar when its
+        # top is so close above its target line that the label would cross it
+        target = (scenarios[n].get("target") or 0) * 100
+        above = target and 0 <= r - target < 12
+        ax.text(
             bar.get_x() + bar.get_width() / 2,
-            bar.get_height() - 1.5,
+            r + 1.5 if above else r - 1.5,
             f"{r:.0f}%\n{value:,.0f} req/s",
             ha="center",
-            va="top",
+            va="bottom" if above else "top",
             fontsize=8,
-            color="white",
+            color="black" if above else "white",
             fontweight="bold",
         )
     meta = data["meta"]
