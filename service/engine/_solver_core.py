@@ -238,9 +238,7 @@ def solve_one(
     """Mode one, over the natural cards ``ids`` (wild-rank cards included) and
     ``jokers``; ``wr_base``: the id of the wild rank's first card."""
     if native is not None and max(len(ids), jokers) <= native.MAX_CARDS:
-        res = _result(native.solve_one(ids, jokers, wr_base, pts, leaf, high))
-        res.wr_shift = wr_base << 2
-        return res
+        return _result(native.solve_one(ids, jokers, wr_base, pts, leaf, high), wr_base << 2)
     return _search_one(pack(ids), jokers, wr_base, pts, leaf, high)
 
 
@@ -283,10 +281,7 @@ def solve_one_each(
     wilds the search may designate)."""
     if native is not None and max(len(ids), jokers) <= native.MAX_CARDS:
         found = native.solve_one_each(ids, jokers, wr_base, pts, leaf, high, drops)
-        out = [_result(one) for one in found]
-        for res in out:
-            res.wr_shift = wr_base << 2
-        return out
+        return [_result(one, wr_base << 2) for one in found]
     return [
         _search_one(pack(ids) - (1 << (d << 2)), jokers, wr_base, pts, leaf, high)
         for d in _checked_drops(ids, drops, wr_base)
@@ -301,9 +296,11 @@ def _checked_drops(ids: Sequence[int], drops: Sequence[int], wr_base: int | None
     return list(drops)
 
 
-def _result(found: tuple[int, list[Step], int, int]) -> Result:
-    """A :class:`Result` from the C search's (value, steps, leftover, cap)."""
+def _result(found: tuple[int, list[Step], int, int], wr_shift: int = 0) -> Result:
+    """A :class:`Result` from the C search's (value, steps, leftover, cap); mode one
+    passes the shift of its wild rank's field (``wr_base << 2``)."""
     res = Result()
+    res.wr_shift = wr_shift
     res.value, steps, res.leftover, res.cap = found
     for step in steps:
         if step[2] == "designate":
