@@ -168,6 +168,7 @@ def _going_out_discards(
     """
     # in id order, as the memos key a hand, so that wilds come in the same order
     cards = sorted(cards, key=_card_id)
+    ids = [c.id for c in cards]
     nat, wr, jk = _split(cards, wild_rank)
     nat_ids = [c.id for c in nat]
     wr_ids = [c.id for c in wr]
@@ -197,7 +198,7 @@ def _going_out_discards(
         if c in solved:
             out.append((c, solved[c]))
         elif c == JOKER_ID or wr_lo <= c < wr_lo + 4:
-            at = next(k for k, card in enumerate(cards) if card.id == c)
+            at = ids.index(c)
             rest = cards[:at] + cards[at + 1 :]
             alone = _solve_hand(rest, wild_rank, options, None, must_meld=True)
             if alone is not None:
