@@ -1015,8 +1015,9 @@ def main() -> int:
                 if "large" in done:
                     large_ratios[mode].append(done["large"]["rps"] / ceiling_rps)
                     scale_diffs[mode].append(done["large"]["rps"] / scenario_run["rps"] - 1)
-                    if run_cost and server_cost(done["large"]):
-                        scale_cpu_diffs[mode].append(server_cost(done["large"]) / run_cost - 1)
+                    large_cost = server_cost(done["large"])
+                    if run_cost and large_cost:
+                        scale_cpu_diffs[mode].append(large_cost / run_cost - 1)
                 before = after
         main_results = {m: summarize(r) for m, r in runs.items()}
         main_results["ceiling"]["ratio"] = 1.0
