@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import ClassVar
 
 from service.engine.errors import MalformedError
@@ -102,8 +103,14 @@ class Card:
     """
 
     id: int
+    code: str = field(init=False, repr=False, compare=False)
+    """The canonical code, e.g. ``10S`` or ``JK`` (an attribute, not a property:
+    views and documents read it for every card they show or store)."""
 
     JOKER: ClassVar[Card]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", _code(self.id))
 
     @classmethod
     def of(cls, rank: Rank, suit: Suit) -> Card:
@@ -147,11 +154,6 @@ class Card:
     def suit(self) -> Suit | None:
         """The suit, or None for the joker."""
         return None if self.id == JOKER_ID else SUITS[self.id % 4]
-
-    @property
-    def code(self) -> str:
-        """The canonical code, e.g. ``10S`` or ``JK``."""
-        return _CODES[self.id]
 
     # Cards order by id.  Written out, not ``order=True``: the generated methods
     # compare one-field tuples, and hands are sorted and bisected on every move.
@@ -206,7 +208,7 @@ def cards_from_codes(codes: Iterable[str]) -> list[Card]:
     [Card.parse('10S'), Card.parse('JK')]
     """
     try:
-        return [_BY_CODE[code] for code in codes]
+        return list(map(_BY_CODE.__getitem__, codes))
     except (KeyError, TypeError):
         raise MalformedError(f"not canonical card codes: {codes!r}", field="card") from None
 
@@ -217,7 +219,10 @@ def format_cards(cards: Iterable[Card]) -> str:
     >>> format_cards(parse_cards("10h js"))
     '10H JS'
     """
-    return " ".join([_CODES[c.id] for c in cards])  # a list joins faster than a generator
+    return " ".join(map(_code_of, cards))
+
+
+_code_of = attrgetter("code")
 
 
 def build_shoe(decks: int, jokers_per_deck: int) -> list[Card]:
