@@ -41,6 +41,15 @@ def _options(items: tuple[tuple[str, Any], ...]) -> Options:
     return Options.from_dict(dict(items))
 
 
+@lru_cache(maxsize=256)
+def _game(players: int, options: Options) -> Game:
+    """The rules of a stored game, built (and validated) once per distinct table."""
+    return Game(players, options)
+
+
+_PHASES = {phase.value: phase for phase in Phase}
+
+
 def options_from_dict(data: dict[str, Any]) -> Options:
     """Stored options, validated once per distinct set (they repeat across games)."""
     return _options(tuple(data.items()))
@@ -77,7 +86,7 @@ def round_from_dict(data: dict[str, Any]) -> Round:
         stock=_cards(data["stock"]),
         discard=_cards(data["discard"]),
         hands=[_cards(h) for h in data["hands"]],
-        phase=Phase(data["phase"]),
+        phase=_PHASES.get(data["phase"]) or Phase(data["phase"]),  # unknown: ValueError
         went_out=data["went_out"],
         final_turns_left=data["final_turns_left"],
         turns_taken=data["turns_taken"],
@@ -128,7 +137,7 @@ def state_from_dict(data: dict[str, Any], results: bytes | None = None) -> State
     version = data.get("v")
     if type(version) is not int or version not in READABLE_VERSIONS:
         raise StateFormatError(f"unknown state format {version!r}")
-    game = Game(data["players"], options_from_dict(data["options"]))
+    game = _game(data["players"], options_from_dict(data["options"]))
     if "results" in data:
         inline = data["results"]
         log = ResultLog.from_json(inline.encode()) if version >= 2 else ResultLog(inline)
