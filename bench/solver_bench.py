@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.engine.cards import Card, Rank, build_shoe  # noqa: E402
+from service.engine.cards import JOKER, Card, Rank, build_shoe  # noqa: E402
 from service.engine.rules import Aces, FaceCardPoints, Options  # noqa: E402
 from service.engine.solver import best_arrangement, clear_memos, going_out_melds  # noqa: E402
 
@@ -61,7 +61,7 @@ def _card(rank: int, suit: int) -> Card:
 
 
 def _wilds(rng: random.Random, wr: Rank, k: int) -> list[Card]:
-    pool = [Card.JOKER] * 4 + [_card(wr, s) for s in range(4)] * 2
+    pool = [JOKER] * 4 + [_card(wr, s) for s in range(4)] * 2
     return rng.sample(pool, k)
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from mypy_extensions import mypyc_attr
 
 from service import bots
 from service.engine.codec import options_from_dict, state_from_dict, state_to_dict
@@ -61,10 +62,14 @@ History = Callable[[], list[dict[str, Any]]]
 TOKEN_BYTES = 32
 
 
+# Exceptions stay plain Python classes when this module is compiled: their
+# class-level ``code`` is the default that instances read.
+@mypyc_attr(native_class=False)
 class HostingError(EngineError):
     """A request the lobby cannot satisfy (the API maps it like engine errors)."""
 
 
+@mypyc_attr(native_class=False)
 class GameFullError(HostingError):
     code = "GAME_FULL"
 

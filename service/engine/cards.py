@@ -20,7 +20,6 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import ClassVar
 
 from service.engine.errors import MalformedError
 
@@ -107,10 +106,17 @@ class Card:
     """The canonical code, e.g. ``10S`` or ``JK`` (an attribute, not a property:
     views and documents read it for every card they show or store)."""
 
-    JOKER: ClassVar[Card]
-
     def __post_init__(self) -> None:
         object.__setattr__(self, "code", _code(self.id))
+
+    # Equality and hash written out, as @dataclass would make them (same values,
+    # so sets of cards iterate as they always did): compiled with mypyc, the
+    # class would otherwise get no hash at all.
+    def __eq__(self, other: object) -> bool:
+        return self.id == other.id if type(other) is Card else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id,))
 
     @classmethod
     def of(cls, rank: Rank, suit: Suit) -> Card:
@@ -187,7 +193,8 @@ _CARDS: tuple[Card, ...] = tuple(Card(i) for i in range(53))
 _BY_CODE: dict[str, Card] = {c: _CARDS[i] for i, c in enumerate(_CODES)} | {
     "T" + s.value: _CARDS[36 + s.index] for s in Suit
 }
-Card.JOKER = _CARDS[JOKER_ID]
+JOKER: Card = _CARDS[JOKER_ID]
+"""The joker (every deck's jokers are equal)."""
 
 
 def parse_cards(text: str | Iterable[str]) -> list[Card]:
@@ -231,5 +238,5 @@ def build_shoe(decks: int, jokers_per_deck: int) -> list[Card]:
     >>> len(build_shoe(2, 2))
     108
     """
-    deck = list(_CARDS[:52]) + [Card.JOKER] * jokers_per_deck
+    deck = list(_CARDS[:52]) + [JOKER] * jokers_per_deck
     return deck * decks

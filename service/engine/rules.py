@@ -22,8 +22,10 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
+
+from mypy_extensions import mypyc_attr
 
 from service.engine.cards import Card, Rank
 from service.engine.errors import InvalidOptionError
@@ -49,13 +51,15 @@ class RoundOrder(enum.Enum):
     UP_DOWN = "up_down"
 
 
+@mypyc_attr(native_class=False)  # compiled, it keeps its instance __dict__ for the caches
 @dataclass(frozen=True)
 class Options:
     """Every rule variant of RULES.md section 7; the defaults are ``classic``.
 
     Options key the solver's and the views' memos, so an instance keeps its hash
     and its JSON form once computed (frozen, so they never go stale; no
-    ``__slots__``, so there is room to keep them)."""
+    ``__slots__``, so there is room to keep them: in the instance's ``__dict__``
+    by hand, as ``functools.cached_property`` does not cache once compiled)."""
 
     aces: Aces = Aces.LOW
     face_card_points: FaceCardPoints = FaceCardPoints.TEN
@@ -101,22 +105,21 @@ class Options:
         >>> Options().to_dict()["aces"]
         'low'
         """
-        return dict(self._json_form)
-
-    @cached_property
-    def _json_form(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = value.value if isinstance(value, enum.Enum) else value
-        return out
-
-    @cached_property
-    def _hash(self) -> int:
-        return hash(dataclasses.astuple(self))
+        form: dict[str, Any] | None = self.__dict__.get("_json_form")
+        if form is None:
+            form = {}
+            for f in dataclasses.fields(self):
+                value = getattr(self, f.name)
+                form[f.name] = value.value if isinstance(value, enum.Enum) else value
+            object.__setattr__(self, "_json_form", form)
+        return dict(form)
 
     def __hash__(self) -> int:  # kept by @dataclass: it only adds one when none is defined
-        return self._hash
+        found: int | None = self.__dict__.get("_hash")
+        if found is None:
+            found = hash(dataclasses.astuple(self))
+            object.__setattr__(self, "_hash", found)
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,16 +296,16 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
 }
 
 
-def preset(name: str) -> Options:
-    """The options of a named preset.
+def preset(name: object) -> Options:
+    """The options of a named preset (anything else: :class:`InvalidOptionError`).
 
     >>> preset("finnish").max_wilds_per_meld
     1
     """
-    try:
-        return PRESETS[name]
-    except (KeyError, TypeError):
-        raise InvalidOptionError(f"unknown ruleset {name!r}", field="ruleset") from None
+    found = PRESETS.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise InvalidOptionError(f"unknown ruleset {name!r}", field="ruleset")
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,7 +419,7 @@ def points_table(wild_rank: Rank, options: Options) -> tuple[int, ...]:
     loops over a hand, which then pay one lookup per card instead of a call.
 
     >>> table = points_table(Rank.SEVEN, Options())
-    >>> table[Card.parse("KD").id], table[Card.parse("7C").id], table[Card.JOKER.id]
+    >>> table[Card.parse("KD").id], table[Card.parse("7C").id], table[Card.parse("JK").id]
     (10, 7, 20)
     """
     # keyed by the scoring options alone (not a new Options: building one costs

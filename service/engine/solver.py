@@ -26,7 +26,7 @@ from service.engine._solver_plan import (
     _solve_hand,
     _Table,
 )
-from service.engine.cards import Card, Rank
+from service.engine.cards import JOKER, Card, Rank
 from service.engine.melds import (
     Arrangement,
     Meld,
@@ -200,7 +200,7 @@ def _run_layoffs(
             if not c.is_joker and c.rank != wild_rank and (suit is None or c.id & 3 == suit)
         )
         wrs = sorted(c for c in hand if c.rank == wild_rank)
-        n_jk = hand[Card.JOKER]
+        n_jk = hand[JOKER]
         room = 13 - len(meld.cards)
         pool = [c for c in wrs for _ in range(hand[c])]
         wild_picks: list[list[Card]]
@@ -209,7 +209,7 @@ def _run_layoffs(
             wild_picks += [list(p) for p in sorted(set(combinations(pool, 2)))]
         else:
             wild_picks = [pool[:k] for k in range(min(len(pool), room) + 1)]
-        stand_in = [Card.JOKER] * (n_jk + len(pool))
+        stand_in = [JOKER] * (n_jk + len(pool))
         for counts in product(*((0, 1) for _ in nat)):
             naturals = [c for c, k in zip(nat, counts, strict=True) if k]
             # jokers are the most welcome cards: if these naturals do not
@@ -218,7 +218,7 @@ def _run_layoffs(
                 continue
             for wild in wild_picks:
                 for j in range(n_jk + 1):
-                    picked = naturals + wild + [Card.JOKER] * j
+                    picked = naturals + wild + [JOKER] * j
                     if picked and extend_meld(meld, picked, wild_rank, options) is not None:
                         found.append(Counter(picked))
         choices.append((t, found))

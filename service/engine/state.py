@@ -80,7 +80,8 @@ class State:
     seed: str
     totals: list[int]
     round: Round | None = None
-    results: ResultLog = field(default_factory=ResultLog)
+    # a lambda, not the class: compiled with mypyc, a class given as the factory is not called
+    results: ResultLog = field(default_factory=lambda: ResultLog())
     winners: list[int] = field(default_factory=list)
 
     @classmethod

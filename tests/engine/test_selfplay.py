@@ -27,7 +27,7 @@ from service.engine import errors
 from service.engine.cards import Card, build_shoe
 from service.engine.codec import state_from_dict, state_to_dict
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.records import Event
+from service.engine.records import Event, ResultLog
 from service.engine.rules import OPTION_SPECS, Game, Options, card_points
 from service.engine.solver import best_arrangement
 from service.engine.state import Phase, State, legal_moves
@@ -224,7 +224,12 @@ def _clone(state: State) -> State:
         penalties=list(rnd.penalties),
     )
     return State(
-        state.game, state.seed, list(state.totals), copy, list(state.results), list(state.winners)
+        state.game,
+        state.seed,
+        list(state.totals),
+        copy,
+        ResultLog(state.results.dicts()),
+        list(state.winners),
     )
 
 
