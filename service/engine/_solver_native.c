@@ -108,11 +108,12 @@ static inline int32_t small_key(int wl, int cap, int flag) {
     return (flag << 16) | ((wl + 128) << 8) | cap;
 }
 
+/* Each word times an odd constant of its own (independent products, which the
+ * CPU overlaps), summed, then mixed (splitmix64's finalizer). */
 static inline uint64_t hash_of(const Cards *rem, int32_t small) {
-    uint64_t h = (uint64_t)small * 0x9E3779B97F4A7C15ULL;
-    for (int k = 0; k < WORDS; k++) {
-        h ^= rem->w[k] + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    }
+    uint64_t h = (uint64_t)small * 0x9E3779B97F4A7C15ULL + rem->w[0] * 0xBF58476D1CE4E5B9ULL +
+                 rem->w[1] * 0x94D049BB133111EBULL + rem->w[2] * 0xD6E8FEB86659FD93ULL +
+                 rem->w[3] * 0xA0761D6478BD642FULL;
     h ^= h >> 31;
     h *= 0xBF58476D1CE4E5B9ULL;
     h ^= h >> 29;
@@ -166,8 +167,9 @@ static void memo_close(Memo *m) {
     m->slots = NULL;
 }
 
-static Entry *memo_find(const Memo *m, const Cards *rem, int32_t small) {
-    size_t i = hash_of(rem, small) & (m->cap - 1);
+/* The slot of state (rem, small), whose hash_of is `h`, or NULL. */
+static Entry *memo_find(const Memo *m, const Cards *rem, int32_t small, uint64_t h) {
+    size_t i = h & (m->cap - 1);
     for (;;) {
         Entry *e = &m->slots[i];
         if (e->gen != m->gen) return NULL;
@@ -193,10 +195,11 @@ static int memo_grow(Memo *m) {
     return 0;
 }
 
-/* Store a state's value and choice (the slot is the caller's to fill). */
-static Entry *memo_put(Memo *m, const Cards *rem, int32_t small) {
+/* Store a state's value and choice (the slot is the caller's to fill); `h`
+ * as for memo_find (f hashes a state once). */
+static Entry *memo_put(Memo *m, const Cards *rem, int32_t small, uint64_t h) {
     if ((m->used + 1) * 2 > m->cap && memo_grow(m) < 0) return NULL;
-    size_t i = hash_of(rem, small) & (m->cap - 1);
+    size_t i = h & (m->cap - 1);
     while (m->slots[i].gen == m->gen) i = (i + 1) & (m->cap - 1);
     Entry *e = &m->slots[i];
     e->rem = *rem;
@@ -241,8 +244,9 @@ static inline int wild_rank_cards(const Search *s, const Cards *rem) {
 
 /* Record a state's value and the choice that gives it (memo[key] = (best, *arg));
  * `arg` NULL when there is none (a leaf, or nothing is possible). */
-static void remember(Search *s, const Cards *rem, int32_t small, int64_t best, const Choice *arg) {
-    Entry *e = memo_put(&s->memo, rem, small);
+static void remember(Search *s, const Cards *rem, int32_t small, uint64_t h, int64_t best,
+                     const Choice *arg) {
+    Entry *e = memo_put(&s->memo, rem, small, h);
     if (!e) {
         s->failed = 1;
         return;
@@ -347,7 +351,9 @@ typedef struct {
     Cards mask;
 } WalkFrame;
 
-static int find_walks(const Cards *rest, int i, int high, int max_gaps, Walks *out) {
+/* (not inlined: f recurses, and its frame would hold this one's stack at every depth) */
+__attribute__((noinline)) static int find_walks(const Cards *rest, int i, int high, int max_gaps,
+                                                Walks *out) {
     int suit = i & 3;
     int start, step, stop, anchor;
     if (high) {
@@ -414,7 +420,8 @@ static int64_t f(Search *s, Cards rem, int wl, int cap, int flag) {
         cap = wl;
     }
     int32_t key = small_key(wl, cap, flag);
-    Entry *hit = memo_find(&s->memo, &rem, key);
+    uint64_t h = hash_of(&rem, key);
+    Entry *hit = memo_find(&s->memo, &rem, key, h);
     if (hit) return hit->value;
     if (is_empty(&rem)) {
         int64_t v;
@@ -425,7 +432,7 @@ static int64_t f(Search *s, Cards rem, int wl, int cap, int flag) {
         } else {
             v = s->cheap[wl - cap];
         }
-        remember(s, &rem, key, v, NULL);
+        remember(s, &rem, key, h, v, NULL);
         return v;
     }
     int i = lowest_bit(&rem) >> 2;
@@ -529,10 +536,10 @@ static int64_t f(Search *s, Cards rem, int wl, int cap, int flag) {
         if (s->failed) return INF;
         if (better(v, &c, &best, &arg, &has_arg)) goto zero;
     }
-    remember(s, &rem, key, best, has_arg ? &arg : NULL);
+    remember(s, &rem, key, h, best, has_arg ? &arg : NULL);
     return best;
 zero:
-    remember(s, &rem, key, 0, &arg);
+    remember(s, &rem, key, h, 0, &arg);
     return 0;
 }
 
@@ -564,7 +571,8 @@ static void follow(const Search *s, int64_t value, Cards rem, int wl, Plan *p) {
     for (;;) {
         int most = s->one ? wl + wild_rank_cards(s, &rem) : wl;
         if (cap > most) cap = most;
-        const Entry *e = memo_find(&s->memo, &rem, small_key(wl, cap, flag));
+        int32_t key = small_key(wl, cap, flag);
+        const Entry *e = memo_find(&s->memo, &rem, key, hash_of(&rem, key));
         if (!e || !e->has_next) break;
         if (e->kind != STEP_DEAD && p->n < MAX_CARDS) {
             PlanStep *st = &p->steps[p->n++];
@@ -601,14 +609,32 @@ typedef struct {
     int n_wr, n_jk;
 } Hand;
 
+/* The ids of `c` ascending, each as many times as it is there (at most `max`),
+ * into `out`; how many. */
+static int ids_of(const Cards *c, int *out, int max) {
+    int n = 0;
+    for (int k = 0; k < WORDS; k++) {
+        uint64_t w = c->w[k];
+        while (w) {
+            int b = __builtin_ctzll(w) & ~3;
+            for (int copies = (int)((w >> b) & 15); copies > 0 && n < max; copies--)
+                out[n++] = (k << 4) | (b >> 2);
+            w &= ~((uint64_t)15 << b);
+        }
+    }
+    return n;
+}
+
 /* _live: the natural cards of `nat` with a partner, another card of their rank
  * or of their suit one or two ranks away (with `high`, Q and K reach the ace). */
 static Cards live_naturals(const Cards *nat, int high) {
     Cards out;
     memset(&out, 0, sizeof out);
-    for (int i = 0; i < 52; i++) {
-        int n = count_of(nat, i);
-        if (!n) continue;
+    int ids[MAX_CARDS];
+    int n_ids = ids_of(nat, ids, MAX_CARDS);
+    for (int k = 0; k < n_ids; k++) {
+        int i = ids[k], n = count_of(nat, i);
+        if (k && ids[k - 1] == i) continue; /* a copy: done */
         int r = i >> 2, suit = i & 3;
         uint64_t pattern = (nat->w[r >> 2] >> ((r & 3) << 4)) & 0xFFFF;
         int live = pattern != (uint64_t)1 << (suit << 2); /* a twin or another suit */
@@ -671,9 +697,10 @@ static void assemble(const Plan *p, const Hand *h, const int64_t *pts, int all_w
     for (int k = 0; k < p->n; k++) {
         const PlanStep *st = &p->steps[k];
         a->size[k] = 0;
+        int ids[MAX_CARDS];
+        int n = ids_of(&st->mask, ids, MAX_CARDS);
         put(a, k, st->card);
-        for (int id = 0; id < 52; id++)
-            for (int c = count_of(&st->mask, id); c > 0; c--) put(a, k, id);
+        for (int j = 0; j < n; j++) put(a, k, ids[j]);
         add_card(&left, st->card, -1);
         subtract(&left, &st->mask);
         int size = a->size[k] + st->need;
@@ -710,11 +737,8 @@ static void assemble(const Plan *p, const Hand *h, const int64_t *pts, int all_w
             for (int64_t j = 0; j < caps[k] && at < n_placed; j++) put(a, k, placed[at++]);
     }
     for (int g = 0; g < a->n_groups; g++) sort_ids(a->ids[g], a->size[g]);
-    a->n_dead = 0;
+    a->n_dead = ids_of(&left, a->dead, MAX_CARDS);
     a->points = 0;
-    for (int id = 0; id < 52; id++)
-        for (int c = count_of(&left, id); c > 0 && a->n_dead < MAX_CARDS; c--)
-            a->dead[a->n_dead++] = id;
     for (int k = 0; k < n_left && a->n_dead < MAX_CARDS; k++) a->dead[a->n_dead++] = pool[k];
     sort_ids(a->dead, a->n_dead);
     for (int k = 0; k < a->n_dead; k++) a->points += pts[a->dead[k]];
