@@ -413,6 +413,8 @@ class _Free:
         self, ids: Sequence[int], candidates: Sequence[Card]
     ) -> list[tuple[Card, tuple[Meld, ...]]]:
         """What :func:`_going_out_discards` finds, its plans as melds."""
+        if not candidates:  # (the first draws of a round, mostly: no card is worth the floor)
+            return []
         found = self.native.go_out_free(ids, *self.args, [c.id for c in candidates])
         return [
             (_CARDS[c.id], self.melds_of(groups))
