@@ -7,6 +7,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import count
 from operator import attrgetter
 from types import ModuleType
 
@@ -386,16 +387,17 @@ class _Free:
     the C's ``arrange_free`` and ``go_out_free`` find the plans that
     :func:`_solve_hand` finds and place the wilds as :func:`_assemble` does,
     card for card; the groups of ids become melds here (through :func:`_meld`,
-    with a dict of this rules' melds in front of it)."""
+    with a dict in front of it keyed by the ids and these rules' token, which
+    hashes in C, unlike an :class:`Options`)."""
 
-    __slots__ = ("native", "args", "melds", "wild_rank", "options")
+    __slots__ = ("native", "args", "token", "wild_rank", "options")
 
     def __init__(self, native: ModuleType, wild_rank: Rank, options: Options) -> None:
         self.native = native
         pts = array("q", points_table(wild_rank, options)).tobytes()  # what the C reads
         high = options.aces is Aces.HIGH_OR_LOW
         self.args = (pts, (wild_rank - 1) * 4, options.all_wild_melds, high)
-        self.melds: dict[tuple[int, ...], Meld] = {}
+        self.token = next(_TOKENS)
         self.wild_rank = wild_rank
         self.options = options
 
@@ -424,18 +426,20 @@ class _Free:
 
     def melds_of(self, groups: Groups) -> tuple[Meld, ...]:
         """The melds of the C's groups, as :func:`_melds` makes them."""
-        melds = self.melds
-        return tuple([melds.get(ids) or self._new_meld(ids) for ids in groups])
+        token = self.token
+        return tuple([_MELDS.get((ids, token)) or self._new_meld(ids) for ids in groups])
 
     def _new_meld(self, ids: tuple[int, ...]) -> Meld:
-        if len(self.melds) >= _MELDS_KEPT:
-            self.melds.clear()
-        meld = self.melds[ids] = _meld(ids, self.wild_rank, self.options)
+        if len(_MELDS) >= _MELDS_KEPT:
+            _MELDS.clear()
+        meld = _MELDS[ids, self.token] = _meld(ids, self.wild_rank, self.options)
         return meld
 
 
 _FREE: dict[tuple[int, Rank], tuple[Options, _Free | None]] = {}
-_MELDS_KEPT = 8192  # as _meld's own memo
+_TOKENS = count()
+_MELDS: dict[tuple[tuple[int, ...], int], Meld] = {}
+_MELDS_KEPT = 8192  # as many as _meld's own memo
 
 
 @lru_cache(maxsize=8192)
