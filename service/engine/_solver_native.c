@@ -319,12 +319,14 @@ typedef struct {
     Walk few[16];
 } Walks;
 
+/* An empty list of runs, in `few`. */
 static void walks_init(Walks *ws) {
     ws->items = ws->few;
     ws->n = 0;
     ws->cap = 16;
 }
 
+/* Free what walks_push allocated, if it did. */
 static void walks_free(Walks *ws) {
     if (ws->items != ws->few) free(ws->items);
 }
@@ -677,6 +679,7 @@ typedef struct {
     int64_t points;
 } Assembly;
 
+/* Add card `id` to group `g` (never past MAX_CARDS: see Assembly). */
 static inline void put(Assembly *a, int g, int id) {
     if (a->size[g] < MAX_CARDS) a->ids[g][a->size[g]++] = id;
 }
@@ -713,7 +716,8 @@ static void assemble(const Plan *p, const Hand *h, const int64_t *pts, int all_w
     int n_left = allwild ? 0 : wl - n_dump;
     /* the pool sorted by (points left over, not a joker): the first n_left stay
      * in deadwood; the others are placed, jokers first (so that a group of
-     * wilds alone ends with a wild-rank card, as it must without all_wild_melds) */
+     * wilds alone ends with a wild-rank card, as it must without all_wild_melds:
+     * _assemble's moving the last one to the end changes no id, it is last) */
     int pool[MAX_CARDS], n_pool = 0;
     int wr_first = h->n_wr > 0 && pts[h->wr[0]] < pts[JOKER];
     for (int k = 0; k < h->n_jk && !wr_first; k++) pool[n_pool++] = JOKER;
@@ -746,7 +750,8 @@ static void assemble(const Plan *p, const Hand *h, const int64_t *pts, int all_w
 
 /* The search _solve_hand runs over hand `h` (mode free, no table): the
  * naturals' points from `pts` and, in deadwood, the d cheapest wilds' in
- * cheap[d] -- or, `must_meld`, INF for any card in deadwood --, a group of
+ * cheap[d] (a joker's pts[52] is card_points' 20, _solve_hand's jk_cost) --
+ * or, `must_meld`, INF for any card in deadwood --, a group of
  * wilds alone melding when all_wild_melds is on or the hand holds a wild-rank
  * card.  `cheap` holds MAX_CARDS + 1. */
 static void hand_search(Search *s, const Hand *h, const int64_t *pts, int all_wild_melds,
@@ -1094,6 +1099,7 @@ fail:
     return -1;
 }
 
+/* A tuple of `n` ints. */
 static PyObject *int_tuple(const int *ids, int n) {
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;

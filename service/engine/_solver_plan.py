@@ -1,6 +1,10 @@
 """Solving one hand: costs and wilds prepared for :mod:`service.engine._solver_core`,
 and the optimal plan turned back into melds and deadwood (used by
-:mod:`service.engine.solver`, which adds the caches and the table search)."""
+:mod:`service.engine.solver`, which adds the caches and the table search).
+
+In mode free without table melds, :class:`_Free` has the C extension do the
+same from a hand's ids to its melds' ids; the Python here stays the reference
+(``tests/engine/test_solver_native.py``) and the fallback."""
 
 from __future__ import annotations
 

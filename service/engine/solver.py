@@ -3,7 +3,10 @@
 The search itself lives in :mod:`service.engine._solver_core`, the preparation
 of a hand and the turning of the optimal plan back into cards in
 :mod:`service.engine._solver_plan`; this module is the public API, memoized,
-and handles melds lying on the table (``lay_off``).
+and handles melds lying on the table (``lay_off``).  In mode free without
+table melds (a draw's view and going-out checks, most of all) the C extension,
+when built, does all of that but the melds' classification
+(:class:`~service.engine._solver_plan._Free`), card for card as the Python does.
 
 >>> from service.engine.cards import parse_cards
 >>> from service.engine.rules import Options
