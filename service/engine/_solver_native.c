@@ -1079,16 +1079,17 @@ static int read_hand(PyObject *seq, int wr_base, Hand *h) {
     for (Py_ssize_t k = 0; k < n; k++) {
         long id = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, k));
         if (id == -1 && PyErr_Occurred()) goto fail;
-        if (id < 0 || id > JOKER) {
-            PyErr_SetString(PyExc_ValueError, "card id out of range");
+        int natural = id >= 0 && id < JOKER && !(wr_base <= id && id < wr_base + 4);
+        if (id < 0 || id > JOKER || (natural && count_of(&h->nat, (int)id) == 15)) {
+            PyErr_SetString(PyExc_ValueError, "card id out of range, or 16 copies of one");
             goto fail;
         }
         if (id == JOKER)
             h->n_jk++;
-        else if (wr_base <= id && id < wr_base + 4)
+        else if (!natural)
             wr_count[id - wr_base]++;
         else
-            add_card(&h->nat, (int)id, 1); /* at most MAX_CARDS copies: no nibble overflows */
+            add_card(&h->nat, (int)id, 1);
     }
     for (int k = 0; k < 4; k++)
         for (int c = 0; c < wr_count[k]; c++) h->wr[h->n_wr++] = wr_base + k;

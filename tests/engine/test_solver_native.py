@@ -517,6 +517,7 @@ POINTS = array("q", [1] * 53).tobytes()
         ([-1], POINTS, 24, False, False, False),
         (["2C"], POINTS, 24, False, False, False),
         (list(range(33)), POINTS, 24, False, False, False),  # more cards than MAX_CARDS
+        ([0] * 16, POINTS, 24, False, False, False),  # more copies than a nibble counts
         (7, POINTS, 24, False, False, False),
         ([0], [1] * 53, 24, False, False, False),  # points: bytes
         ([0], POINTS[:-8], 24, False, False, False),  # 53 of them
