@@ -22,6 +22,13 @@
  *   solve_free_each(..., drops), solve_one_each(..., drops) -> [what the
  *   search answers without one copy of d, for d in drops] (the same
  *   arguments, and drops).
+ * and, for mode free without table melds, a whole hand from its card ids to
+ * the card ids of its melds (_solve_hand and _assemble of _solver_plan.py,
+ * which remain the reference; see "hands" below):
+ *   arrange_free(ids, points, wr_base, all_wild_melds, high, must_meld)
+ *     -> (groups, deadwood, points) or None
+ *   go_out_free(ids, points, wr_base, all_wild_melds, high, candidates)
+ *     -> [groups or None, for each candidate]
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -75,22 +82,24 @@ static inline int lowest_rank(const Cards *c) {
 
 typedef struct {
     Cards rem;
-    int32_t small; /* flag, wl and cap (small_key); -1 = empty slot */
+    int32_t small; /* flag, wl and cap (small_key) */
+    uint32_t gen;  /* the slot is filled when this is its memo's generation */
     int64_t value;
-    /* the choice made, to trace the plan: the next state and the step */
+    /* the choice made, to trace the plan: the step (the next state's cards are
+     * rem less `card` and `mask`) and the next state's wl, cap and flag */
     uint8_t kind;
     uint8_t card;
     uint8_t need;
     uint8_t has_next;
     int16_t nwl, ncap;
     uint8_t nflag;
-    Cards nrem;
     Cards mask; /* cards of the meld other than `card` */
 } Entry;
 
 typedef struct {
     Entry *slots;
     size_t cap, used;
+    uint32_t gen;
 } Memo;
 
 /* The Python key's (flag, wl, cap) part; wl > -128 and cap < 256 as ids and wilds
@@ -99,31 +108,71 @@ static inline int32_t small_key(int wl, int cap, int flag) {
     return (flag << 16) | ((wl + 128) << 8) | cap;
 }
 
+/* Each word times an odd constant of its own (independent products, which the
+ * CPU overlaps), summed, then mixed (splitmix64's finalizer). */
 static inline uint64_t hash_of(const Cards *rem, int32_t small) {
-    uint64_t h = (uint64_t)small * 0x9E3779B97F4A7C15ULL;
-    for (int k = 0; k < WORDS; k++) {
-        h ^= rem->w[k] + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    }
+    uint64_t h = (uint64_t)small * 0x9E3779B97F4A7C15ULL + rem->w[0] * 0xBF58476D1CE4E5B9ULL +
+                 rem->w[1] * 0x94D049BB133111EBULL + rem->w[2] * 0xD6E8FEB86659FD93ULL +
+                 rem->w[3] * 0xA0761D6478BD642FULL;
     h ^= h >> 31;
     h *= 0xBF58476D1CE4E5B9ULL;
     h ^= h >> 29;
     return h;
 }
 
+/* An empty memo of `cap` slots (a power of two). */
 static int memo_init(Memo *m, size_t cap) {
-    m->slots = (Entry *)malloc(cap * sizeof(Entry));
+    m->slots = (Entry *)calloc(cap, sizeof(Entry)); /* generation 0: every slot empty */
     if (!m->slots) return -1;
-    for (size_t i = 0; i < cap; i++) m->slots[i].small = -1;
     m->cap = cap;
     m->used = 0;
+    m->gen = 1;
     return 0;
 }
 
-static Entry *memo_find(const Memo *m, const Cards *rem, int32_t small) {
-    size_t i = hash_of(rem, small) & (m->cap - 1);
+/* Memos of MEMO_FIRST slots are kept from one search to the next (at most
+ * SPARES of them, while the GIL is held, as everything here), so that the
+ * common search, of a few dozen states, neither allocates nor clears one: a
+ * new generation empties every slot at once. */
+#define MEMO_FIRST 256
+#define SPARES 2
+static Entry *spare_slots[SPARES];
+static uint32_t spare_gen[SPARES];
+static int n_spares;
+
+/* memo_init(m, MEMO_FIRST), from a spare memo if there is one. */
+static int memo_open(Memo *m) {
+    if (n_spares == 0) return memo_init(m, MEMO_FIRST);
+    n_spares--;
+    m->slots = spare_slots[n_spares];
+    m->cap = MEMO_FIRST;
+    m->used = 0;
+    m->gen = spare_gen[n_spares] + 1;
+    if (m->gen == 0) { /* wrapped around: generation 0 must read as empty again */
+        for (size_t i = 0; i < m->cap; i++) m->slots[i].gen = 0;
+        m->gen = 1;
+    }
+    return 0;
+}
+
+/* Done with a memo (NULL slots: never opened): kept as a spare, or freed. */
+static void memo_close(Memo *m) {
+    if (m->slots && m->cap == MEMO_FIRST && n_spares < SPARES) {
+        spare_slots[n_spares] = m->slots;
+        spare_gen[n_spares] = m->gen;
+        n_spares++;
+    } else {
+        free(m->slots);
+    }
+    m->slots = NULL;
+}
+
+/* The slot of state (rem, small), whose hash_of is `h`, or NULL. */
+static Entry *memo_find(const Memo *m, const Cards *rem, int32_t small, uint64_t h) {
+    size_t i = h & (m->cap - 1);
     for (;;) {
         Entry *e = &m->slots[i];
-        if (e->small < 0) return NULL;
+        if (e->gen != m->gen) return NULL;
         if (e->small == small && memcmp(&e->rem, rem, sizeof(Cards)) == 0) return e;
         i = (i + 1) & (m->cap - 1);
     }
@@ -134,10 +183,11 @@ static int memo_grow(Memo *m) {
     if (memo_init(&bigger, m->cap * 2) < 0) return -1;
     for (size_t i = 0; i < m->cap; i++) {
         Entry *e = &m->slots[i];
-        if (e->small < 0) continue;
+        if (e->gen != m->gen) continue;
         size_t j = hash_of(&e->rem, e->small) & (bigger.cap - 1);
-        while (bigger.slots[j].small >= 0) j = (j + 1) & (bigger.cap - 1);
+        while (bigger.slots[j].gen == bigger.gen) j = (j + 1) & (bigger.cap - 1);
         bigger.slots[j] = *e;
+        bigger.slots[j].gen = bigger.gen;
     }
     bigger.used = m->used;
     free(m->slots);
@@ -145,14 +195,16 @@ static int memo_grow(Memo *m) {
     return 0;
 }
 
-/* Store a state's value and choice (the slot is the caller's to fill). */
-static Entry *memo_put(Memo *m, const Cards *rem, int32_t small) {
+/* Store a state's value and choice (the slot is the caller's to fill); `h`
+ * as for memo_find (f hashes a state once). */
+static Entry *memo_put(Memo *m, const Cards *rem, int32_t small, uint64_t h) {
     if ((m->used + 1) * 2 > m->cap && memo_grow(m) < 0) return NULL;
-    size_t i = hash_of(rem, small) & (m->cap - 1);
-    while (m->slots[i].small >= 0) i = (i + 1) & (m->cap - 1);
+    size_t i = h & (m->cap - 1);
+    while (m->slots[i].gen == m->gen) i = (i + 1) & (m->cap - 1);
     Entry *e = &m->slots[i];
     e->rem = *rem;
     e->small = small;
+    e->gen = m->gen;
     e->kind = STEP_NONE;
     e->has_next = 0;
     m->used++;
@@ -192,8 +244,9 @@ static inline int wild_rank_cards(const Search *s, const Cards *rem) {
 
 /* Record a state's value and the choice that gives it (memo[key] = (best, *arg));
  * `arg` NULL when there is none (a leaf, or nothing is possible). */
-static void remember(Search *s, const Cards *rem, int32_t small, int64_t best, const Choice *arg) {
-    Entry *e = memo_put(&s->memo, rem, small);
+static void remember(Search *s, const Cards *rem, int32_t small, uint64_t h, int64_t best,
+                     const Choice *arg) {
+    Entry *e = memo_put(&s->memo, rem, small, h);
     if (!e) {
         s->failed = 1;
         return;
@@ -201,7 +254,6 @@ static void remember(Search *s, const Cards *rem, int32_t small, int64_t best, c
     e->value = best;
     if (arg) {
         e->has_next = 1;
-        e->nrem = arg->nrem;
         e->nwl = (int16_t)arg->nwl;
         e->ncap = (int16_t)arg->ncap;
         e->nflag = (uint8_t)arg->nflag;
@@ -260,16 +312,32 @@ typedef struct {
     int span, gaps;
 } Walk;
 
+/* The runs found: in `few` (no malloc at each state) until they outgrow it. */
 typedef struct {
     Walk *items;
     int n, cap;
+    Walk few[16];
 } Walks;
+
+/* An empty list of runs, in `few`. */
+static void walks_init(Walks *ws) {
+    ws->items = ws->few;
+    ws->n = 0;
+    ws->cap = 16;
+}
+
+/* Free what walks_push allocated, if it did. */
+static void walks_free(Walks *ws) {
+    if (ws->items != ws->few) free(ws->items);
+}
 
 static int walks_push(Walks *ws, const Cards *mask, int span, int gaps) {
     if (ws->n == ws->cap) {
-        int cap = ws->cap ? ws->cap * 2 : 32;
-        Walk *items = (Walk *)realloc(ws->items, (size_t)cap * sizeof(Walk));
+        int cap = ws->cap * 2;
+        Walk *items = (Walk *)malloc((size_t)cap * sizeof(Walk));
         if (!items) return -1;
+        memcpy(items, ws->items, (size_t)ws->n * sizeof(Walk));
+        walks_free(ws);
         ws->items = items;
         ws->cap = cap;
     }
@@ -285,7 +353,9 @@ typedef struct {
     Cards mask;
 } WalkFrame;
 
-static int find_walks(const Cards *rest, int i, int high, int max_gaps, Walks *out) {
+/* (not inlined: f recurses, and its frame would hold this one's stack at every depth) */
+__attribute__((noinline)) static int find_walks(const Cards *rest, int i, int high, int max_gaps,
+                                                Walks *out) {
     int suit = i & 3;
     int start, step, stop, anchor;
     if (high) {
@@ -352,7 +422,8 @@ static int64_t f(Search *s, Cards rem, int wl, int cap, int flag) {
         cap = wl;
     }
     int32_t key = small_key(wl, cap, flag);
-    Entry *hit = memo_find(&s->memo, &rem, key);
+    uint64_t h = hash_of(&rem, key);
+    Entry *hit = memo_find(&s->memo, &rem, key, h);
     if (hit) return hit->value;
     if (is_empty(&rem)) {
         int64_t v;
@@ -363,7 +434,7 @@ static int64_t f(Search *s, Cards rem, int wl, int cap, int flag) {
         } else {
             v = s->cheap[wl - cap];
         }
-        remember(s, &rem, key, v, NULL);
+        remember(s, &rem, key, h, v, NULL);
         return v;
     }
     int i = lowest_bit(&rem) >> 2;
@@ -417,7 +488,8 @@ static int64_t f(Search *s, Cards rem, int wl, int cap, int flag) {
         if (done) goto zero;
     }
     for (int hi = 0; hi <= ((s->high && i < 4) ? 1 : 0); hi++) {
-        Walks ws = {NULL, 0, 0};
+        Walks ws;
+        walks_init(&ws);
         int done = find_walks(&rest, i, hi, s->one ? 1 : wl, &ws) < 0;
         s->failed |= done;
         for (int k = 0; k < ws.n && !done; k++) {
@@ -441,7 +513,7 @@ static int64_t f(Search *s, Cards rem, int wl, int cap, int flag) {
             int64_t v = f(s, c.nrem, c.nwl, c.ncap, c.nflag);
             done = s->failed || better(v, &c, &best, &arg, &has_arg);
         }
-        free(ws.items);
+        walks_free(&ws);
         if (s->failed) return INF;
         if (done) goto zero;
     }
@@ -466,11 +538,241 @@ static int64_t f(Search *s, Cards rem, int wl, int cap, int flag) {
         if (s->failed) return INF;
         if (better(v, &c, &best, &arg, &has_arg)) goto zero;
     }
-    remember(s, &rem, key, best, has_arg ? &arg : NULL);
+    remember(s, &rem, key, h, best, has_arg ? &arg : NULL);
     return best;
 zero:
-    remember(s, &rem, key, 0, &arg);
+    remember(s, &rem, key, h, 0, &arg);
     return 0;
+}
+
+/* ---------------------------------------------------------------- plans */
+
+/* One step of a plan: a meld -- `card` (the lowest card at its state) and the
+ * cards of `mask`, short of `need` wilds -- or, mode one, `card` designated. */
+typedef struct {
+    int kind, card, need;
+    Cards mask;
+} PlanStep;
+
+/* A plan as _trace leaves it in a Result: the steps (each takes a natural card
+ * at least, so there are at most MAX_CARDS), the leftover wilds and their room. */
+typedef struct {
+    int n;
+    PlanStep steps[MAX_CARDS];
+    int leftover, cap;
+} Plan;
+
+/* _trace: follow the choices recorded from the root (rem, wl, 0, 0) into `p`. */
+static void follow(const Search *s, int64_t value, Cards rem, int wl, Plan *p) {
+    int cap = 0, flag = 0;
+    p->n = 0;
+    if (value >= INF) { /* as the Python's Result() defaults */
+        p->leftover = p->cap = 0;
+        return;
+    }
+    for (;;) {
+        int most = s->one ? wl + wild_rank_cards(s, &rem) : wl;
+        if (cap > most) cap = most;
+        int32_t key = small_key(wl, cap, flag);
+        const Entry *e = memo_find(&s->memo, &rem, key, hash_of(&rem, key));
+        if (!e || !e->has_next) break;
+        if (e->kind != STEP_DEAD && p->n < MAX_CARDS) {
+            PlanStep *st = &p->steps[p->n++];
+            st->kind = e->kind;
+            st->card = e->card;
+            st->need = e->need;
+            st->mask = e->mask;
+        }
+        add_card(&rem, e->card, -1);
+        subtract(&rem, &e->mask);
+        wl = e->nwl;
+        cap = e->ncap;
+        flag = e->nflag;
+    }
+    p->leftover = wl;
+    p->cap = cap;
+}
+
+/* ---------------------------------------------------------------- hands (mode free) */
+
+/* What _solve_hand and _assemble do with a whole hand in mode free, without
+ * table melds, so that a view's arrangement and the going-out checks need no
+ * Python between the hand's ids and the card ids of its melds.  The Python
+ * (_solver_plan.py) stays the reference: tests/engine/test_solver_native.py
+ * compares whole arrangements and going-out lists, C against Python. */
+
+#define JOKER 52
+
+/* A hand as _split cuts it: natural cards, wild-rank cards (ids ascending: the
+ * Python's hands come sorted by id, and so do its pools) and jokers. */
+typedef struct {
+    Cards nat;
+    int wr[MAX_CARDS];
+    int n_wr, n_jk;
+} Hand;
+
+/* The ids of `c` ascending, each as many times as it is there (at most `max`),
+ * into `out`; how many. */
+static int ids_of(const Cards *c, int *out, int max) {
+    int n = 0;
+    for (int k = 0; k < WORDS; k++) {
+        uint64_t w = c->w[k];
+        while (w) {
+            int b = __builtin_ctzll(w) & ~3;
+            for (int copies = (int)((w >> b) & 15); copies > 0 && n < max; copies--)
+                out[n++] = (k << 4) | (b >> 2);
+            w &= ~((uint64_t)15 << b);
+        }
+    }
+    return n;
+}
+
+/* _live: the natural cards of `nat` with a partner, another card of their rank
+ * or of their suit one or two ranks away (with `high`, Q and K reach the ace). */
+static Cards live_naturals(const Cards *nat, int high) {
+    Cards out;
+    memset(&out, 0, sizeof out);
+    int ids[MAX_CARDS];
+    int n_ids = ids_of(nat, ids, MAX_CARDS);
+    for (int k = 0; k < n_ids; k++) {
+        int i = ids[k], n = count_of(nat, i);
+        if (k && ids[k - 1] == i) continue; /* a copy: done */
+        int r = i >> 2, suit = i & 3;
+        uint64_t pattern = (nat->w[r >> 2] >> ((r & 3) << 4)) & 0xFFFF;
+        int live = pattern != (uint64_t)1 << (suit << 2); /* a twin or another suit */
+        for (int d = -2; d <= 2 && !live; d++) {
+            int q = r + d;
+            if (d && q >= 0 && q < 13) live = count_of(nat, (q << 2) | suit) > 0;
+        }
+        if (!live && high) {
+            /* _NEAR_HIGH: the ace also reaches K and Q, Q and K reach the ace */
+            if (r == 0) live = count_of(nat, (12 << 2) | suit) || count_of(nat, (11 << 2) | suit);
+            if (r >= 11) live = count_of(nat, suit) > 0;
+        }
+        if (live) add_card(&out, i, n);
+    }
+    return out;
+}
+
+/* Sort a few ids in place (insertion sort: groups hold a few cards). */
+static void sort_ids(int *ids, int n) {
+    for (int x = 1; x < n; x++) {
+        int v = ids[x], y = x - 1;
+        while (y >= 0 && ids[y] > v) {
+            ids[y + 1] = ids[y];
+            y--;
+        }
+        ids[y + 1] = v;
+    }
+}
+
+/* A plan in cards, as _assemble makes it: each meld's card ids (ascending, as
+ * _melds keys them), then the group of wilds alone if there is one; the
+ * deadwood ids (ascending, as _finish sorts them) and their points.  A hand
+ * holds at most MAX_CARDS cards, and each goes to one group or the deadwood. */
+typedef struct {
+    int n_groups;
+    int size[MAX_CARDS + 1];
+    int ids[MAX_CARDS + 1][MAX_CARDS];
+    int n_dead;
+    int dead[MAX_CARDS];
+    int64_t points;
+} Assembly;
+
+/* Add card `id` to group `g` (never past MAX_CARDS: see Assembly). */
+static inline void put(Assembly *a, int g, int id) {
+    if (a->size[g] < MAX_CARDS) a->ids[g][a->size[g]++] = id;
+}
+
+/* _assemble in mode free without a table: the plan `p` of the search over hand
+ * `h` into cards; `pts`: every card's points, by id (0..52).  Each meld is
+ * given the wilds it needs, in order, jokers first; the wilds left over go
+ * (a) all into a group of their own when there are three or more and such a
+ * group melds, (b) else into the melds with room, in order (a set takes any
+ * number, a run up to 13 cards; a set found from one natural card is sized as
+ * a run, as _is_set tells them apart by their first two cards), the cheapest
+ * ones (a joker first on a tie) staying in deadwood when room runs out. */
+static void assemble(const Plan *p, const Hand *h, const int64_t *pts, int all_wild_melds,
+                     Assembly *a) {
+    Cards left = h->nat; /* less the plan's natural cards: the deadwood */
+    int64_t caps[MAX_CARDS], room = 0;
+    a->n_groups = p->n;
+    for (int k = 0; k < p->n; k++) {
+        const PlanStep *st = &p->steps[k];
+        a->size[k] = 0;
+        int ids[MAX_CARDS];
+        int n = ids_of(&st->mask, ids, MAX_CARDS);
+        put(a, k, st->card);
+        for (int j = 0; j < n; j++) put(a, k, ids[j]);
+        add_card(&left, st->card, -1);
+        subtract(&left, &st->mask);
+        int size = a->size[k] + st->need;
+        caps[k] = (st->kind == STEP_SET && a->size[k] > 1) ? (int64_t)1 << 20 : 13 - size;
+        room += caps[k];
+    }
+    int wl = p->leftover;
+    int allwild = wl >= 3 && (all_wild_melds || h->n_wr > 0);
+    int n_dump = allwild ? 0 : (room < wl ? (int)room : wl);
+    int n_left = allwild ? 0 : wl - n_dump;
+    /* the pool sorted by (points left over, not a joker): the first n_left stay
+     * in deadwood; the others are placed, jokers first (so that a group of
+     * wilds alone ends with a wild-rank card, as it must without all_wild_melds:
+     * _assemble's moving the last one to the end changes no id, it is last) */
+    int pool[MAX_CARDS], n_pool = 0;
+    int wr_first = h->n_wr > 0 && pts[h->wr[0]] < pts[JOKER];
+    for (int k = 0; k < h->n_jk && !wr_first; k++) pool[n_pool++] = JOKER;
+    for (int k = 0; k < h->n_wr; k++) pool[n_pool++] = h->wr[k];
+    for (int k = 0; k < h->n_jk && wr_first; k++) pool[n_pool++] = JOKER;
+    if (n_left > n_pool) n_left = n_pool;
+    int placed[MAX_CARDS], n_placed = 0;
+    for (int k = n_left; k < n_pool; k++)
+        if (pool[k] == JOKER) placed[n_placed++] = JOKER;
+    for (int k = n_left; k < n_pool; k++)
+        if (pool[k] != JOKER) placed[n_placed++] = pool[k];
+    int at = 0; /* _fill_needs */
+    for (int k = 0; k < p->n; k++)
+        for (int j = 0; j < p->steps[k].need && at < n_placed; j++) put(a, k, placed[at++]);
+    if (allwild) {
+        a->size[a->n_groups] = 0;
+        while (at < n_placed) put(a, a->n_groups, placed[at++]);
+        a->n_groups++;
+    } else {
+        for (int k = 0; k < p->n; k++)
+            for (int64_t j = 0; j < caps[k] && at < n_placed; j++) put(a, k, placed[at++]);
+    }
+    for (int g = 0; g < a->n_groups; g++) sort_ids(a->ids[g], a->size[g]);
+    a->n_dead = ids_of(&left, a->dead, MAX_CARDS);
+    a->points = 0;
+    for (int k = 0; k < n_left && a->n_dead < MAX_CARDS; k++) a->dead[a->n_dead++] = pool[k];
+    sort_ids(a->dead, a->n_dead);
+    for (int k = 0; k < a->n_dead; k++) a->points += pts[a->dead[k]];
+}
+
+/* The search _solve_hand runs over hand `h` (mode free, no table): the
+ * naturals' points from `pts` and, in deadwood, the d cheapest wilds' in
+ * cheap[d] (a joker's pts[52] is card_points' 20, _solve_hand's jk_cost) --
+ * or, `must_meld`, INF for any card in deadwood --, a group of
+ * wilds alone melding when all_wild_melds is on or the hand holds a wild-rank
+ * card.  `cheap` holds MAX_CARDS + 1. */
+static void hand_search(Search *s, const Hand *h, const int64_t *pts, int all_wild_melds,
+                        int high, int must_meld, int64_t *cheap) {
+    memset(s, 0, sizeof *s);
+    int wilds = h->n_wr + h->n_jk;
+    for (int i = 0; i < 52; i++) s->pts[i] = must_meld ? INF : pts[i];
+    int64_t wr_cost = must_meld ? INF : (h->n_wr ? pts[h->wr[0]] : 0);
+    int64_t jk_cost = must_meld ? INF : pts[JOKER];
+    int64_t lo = wr_cost < jk_cost ? wr_cost : jk_cost, hi = wr_cost < jk_cost ? jk_cost : wr_cost;
+    int n_lo = wr_cost < jk_cost ? h->n_wr : h->n_jk;
+    cheap[0] = 0;
+    for (int d = 1; d <= wilds; d++) {
+        int64_t v = cheap[d - 1] + (d <= n_lo ? lo : hi);
+        cheap[d] = v < INF ? v : INF;
+    }
+    s->cheap = cheap;
+    s->n_cheap = wilds + 1;
+    s->allwild_ok = all_wild_melds || h->n_wr > 0;
+    s->high = high;
+    s->capmax = wilds;
 }
 
 /* ---------------------------------------------------------------- Python glue */
@@ -496,52 +798,37 @@ static PyObject *ids_tuple(int first, const Cards *mask, int descending) {
     return t;
 }
 
-/* _trace: follow the choices from the root; (value, steps, leftover, cap). */
-static PyObject *trace(Search *s, int64_t value, Cards rem, int wl) {
-    PyObject *steps = PyList_New(0);
+/* The steps of a plan as the Python's Result lists them: (ids, need, "set" |
+ * "run") or ((id,), 0, "designate"). */
+static PyObject *steps_list(const Plan *p) {
+    PyObject *steps = PyList_New(p->n);
     if (!steps) return NULL;
-    int cap = 0, flag = 0;
-    if (value < INF) {
-        for (;;) {
-            int most = s->one ? wl + wild_rank_cards(s, &rem) : wl;
-            if (cap > most) cap = most;
-            Entry *e = memo_find(&s->memo, &rem, small_key(wl, cap, flag));
-            if (!e || !e->has_next) break;
-            PyObject *step = NULL;
-            switch (e->kind) {
-                case STEP_SET:
-                case STEP_RUN:
-                case STEP_RUN_HIGH: {
-                    PyObject *ids = ids_tuple(e->card, &e->mask, e->kind == STEP_RUN_HIGH);
-                    if (!ids) goto fail;
-                    step = Py_BuildValue("(Nis)", ids, (int)e->need,
-                                         e->kind == STEP_SET ? "set" : "run");
-                    break;
-                }
-                case STEP_DESIGNATE:
-                    step = Py_BuildValue("((i)is)", (int)e->card, 0, "designate");
-                    break;
-                default:
-                    break;
-            }
-            if (e->kind != STEP_DEAD) {
-                if (!step || PyList_Append(steps, step) < 0) {
-                    Py_XDECREF(step);
-                    goto fail;
-                }
-                Py_DECREF(step);
-            }
-            rem = e->nrem;
-            wl = e->nwl;
-            cap = e->ncap;
-            flag = e->nflag;
+    for (int k = 0; k < p->n; k++) {
+        const PlanStep *st = &p->steps[k];
+        PyObject *step;
+        if (st->kind == STEP_DESIGNATE) {
+            step = Py_BuildValue("((i)is)", st->card, 0, "designate");
+        } else {
+            PyObject *ids = ids_tuple(st->card, &st->mask, st->kind == STEP_RUN_HIGH);
+            step = ids ? Py_BuildValue("(Nis)", ids, st->need, st->kind == STEP_SET ? "set" : "run")
+                       : NULL;
         }
+        if (!step) {
+            Py_DECREF(steps);
+            return NULL;
+        }
+        PyList_SET_ITEM(steps, k, step);
     }
-    if (value >= INF) wl = cap = 0; /* as the Python's Result() defaults */
-    return Py_BuildValue("(LNii)", (long long)value, steps, wl, cap);
-fail:
-    Py_DECREF(steps);
-    return NULL;
+    return steps;
+}
+
+/* _trace: follow the choices from the root; (value, steps, leftover, cap). */
+static PyObject *trace(const Search *s, int64_t value, Cards rem, int wl) {
+    Plan p;
+    follow(s, value, rem, wl, &p);
+    PyObject *steps = steps_list(&p);
+    if (!steps) return NULL;
+    return Py_BuildValue("(LNii)", (long long)value, steps, p.leftover, p.cap);
 }
 
 static int read_ids(PyObject *seq, Cards *out) {
@@ -601,11 +888,11 @@ static int read_costs(PyObject *seq, int64_t *out, Py_ssize_t min, Py_ssize_t ma
 }
 
 static PyObject *run(Search *s, Cards rem0, int wl0) {
-    if (memo_init(&s->memo, 256) < 0) return PyErr_NoMemory();
+    if (memo_open(&s->memo) < 0) return PyErr_NoMemory();
     s->failed = 0;
     int64_t value = f(s, rem0, wl0, 0, 0);
     PyObject *out = s->failed ? PyErr_NoMemory() : trace(s, value, rem0, wl0);
-    free(s->memo.slots);
+    memo_close(&s->memo);
     return out;
 }
 
@@ -623,7 +910,7 @@ static PyObject *each(Search *s, Cards rem0, int wl0, PyObject *drops) {
         Py_DECREF(fast);
         return NULL;
     }
-    if (memo_init(&s->memo, 256) < 0) {
+    if (memo_open(&s->memo) < 0) {
         Py_DECREF(fast);
         Py_DECREF(out);
         return PyErr_NoMemory();
@@ -648,11 +935,11 @@ static PyObject *each(Search *s, Cards rem0, int wl0, PyObject *drops) {
         if (!found) goto fail;
         PyList_SET_ITEM(out, k, found);
     }
-    free(s->memo.slots);
+    memo_close(&s->memo);
     Py_DECREF(fast);
     return out;
 fail:
-    free(s->memo.slots);
+    memo_close(&s->memo);
     Py_DECREF(fast);
     Py_DECREF(out);
     return NULL;
@@ -753,6 +1040,262 @@ static PyObject *solve_one_each(PyObject *self, PyObject *args) {
     return each(&s, rem, jokers, drops);
 }
 
+/* Every card's points (0..52), as the Python caches them for these calls:
+ * bytes of 53 native int64, each 0..INF (array("q", points).tobytes()). */
+static int read_points(PyObject *buf, int64_t *out) {
+    if (!PyBytes_Check(buf)) {
+        PyErr_SetString(PyExc_TypeError, "points must be bytes");
+        return -1;
+    }
+    if (PyBytes_GET_SIZE(buf) != (JOKER + 1) * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "points must be 53 int64");
+        return -1;
+    }
+    memcpy(out, PyBytes_AS_STRING(buf), (JOKER + 1) * sizeof(int64_t));
+    for (int i = 0; i <= JOKER; i++)
+        if (!is_cost(out[i])) {
+            PyErr_SetString(PyExc_ValueError, "a cost out of 0..INF");
+            return -1;
+        }
+    return 0;
+}
+
+/* A whole hand's ids (0..52, at most MAX_CARDS) split into `h`; wr_base: the
+ * id of the wild rank's first card. */
+static int read_hand(PyObject *seq, int wr_base, Hand *h) {
+    memset(h, 0, sizeof *h);
+    if (wr_base < 0 || wr_base > 48 || (wr_base & 3)) {
+        PyErr_SetString(PyExc_ValueError, "wild rank out of range");
+        return -1;
+    }
+    PyObject *fast = PySequence_Fast(seq, "ids must be a sequence");
+    if (!fast) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    int wr_count[4] = {0, 0, 0, 0};
+    if (n > MAX_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "too many cards");
+        goto fail;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long id = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, k));
+        if (id == -1 && PyErr_Occurred()) goto fail;
+        int natural = id >= 0 && id < JOKER && !(wr_base <= id && id < wr_base + 4);
+        if (id < 0 || id > JOKER || (natural && count_of(&h->nat, (int)id) == 15)) {
+            PyErr_SetString(PyExc_ValueError, "card id out of range, or 16 copies of one");
+            goto fail;
+        }
+        if (id == JOKER)
+            h->n_jk++;
+        else if (!natural)
+            wr_count[id - wr_base]++;
+        else
+            add_card(&h->nat, (int)id, 1);
+    }
+    for (int k = 0; k < 4; k++)
+        for (int c = 0; c < wr_count[k]; c++) h->wr[h->n_wr++] = wr_base + k;
+    Py_DECREF(fast);
+    return 0;
+fail:
+    Py_DECREF(fast);
+    return -1;
+}
+
+/* A tuple of `n` ints. */
+static PyObject *int_tuple(const int *ids, int n) {
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (int k = 0; k < n; k++) {
+        PyObject *id = PyLong_FromLong(ids[k]);
+        if (!id) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, id);
+    }
+    return t;
+}
+
+/* The groups of an assembly as a tuple of id tuples. */
+static PyObject *groups_tuple(const Assembly *a) {
+    PyObject *t = PyTuple_New(a->n_groups);
+    if (!t) return NULL;
+    for (int g = 0; g < a->n_groups; g++) {
+        PyObject *ids = int_tuple(a->ids[g], a->size[g]);
+        if (!ids) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, g, ids);
+    }
+    return t;
+}
+
+/* arrange_free(ids, points, wr_base, all_wild_melds, high, must_meld): what
+ * _solve_hand(cards, wild_rank, options, None, must_meld) answers, in card
+ * ids: (groups, deadwood, points) -- groups a tuple of ascending id tuples,
+ * one a meld -- or None when `must_meld` and the cards do not all meld.
+ * `ids`: the hand (wild-rank cards and jokers, 52, included; any order);
+ * `points`: see read_points. */
+static PyObject *arrange_free(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ids, *points;
+    int wr_base, all_wild_melds, high, must_meld;
+    if (!PyArg_ParseTuple(args, "OOippp", &ids, &points, &wr_base, &all_wild_melds, &high,
+                          &must_meld))
+        return NULL;
+    int64_t pts[JOKER + 1], cheap[MAX_CARDS + 1];
+    Hand h;
+    if (read_points(points, pts) < 0 || read_hand(ids, wr_base, &h) < 0) return NULL;
+    Search s;
+    hand_search(&s, &h, pts, all_wild_melds, high, must_meld, cheap);
+    Cards rem = h.nat;
+    if (s.capmax < 2) { /* with one wild at most, a card without a partner is deadwood */
+        rem = live_naturals(&h.nat, high);
+        if (must_meld && memcmp(&rem, &h.nat, sizeof rem) != 0) Py_RETURN_NONE;
+    }
+    if (memo_open(&s.memo) < 0) return PyErr_NoMemory();
+    int64_t value = f(&s, rem, s.capmax, 0, 0);
+    if (s.failed) {
+        memo_close(&s.memo);
+        return PyErr_NoMemory();
+    }
+    Plan p;
+    follow(&s, value, rem, s.capmax, &p);
+    memo_close(&s.memo);
+    if (value >= INF) Py_RETURN_NONE; /* only when must_meld, with real points */
+    Assembly a;
+    assemble(&p, &h, pts, all_wild_melds, &a);
+    PyObject *groups = groups_tuple(&a);
+    if (!groups) return NULL;
+    return Py_BuildValue("(NNL)", groups, int_tuple(a.dead, a.n_dead), (long long)a.points);
+}
+
+/* go_out_free(ids, points, wr_base, all_wild_melds, high, candidates): for
+ * each candidate (an id of the hand's cards), what _going_out_discards finds
+ * for it -- the groups (as arrange_free gives them) of _solve_hand(the hand
+ * less that card, ..., must_meld=True) -- or None; one list, in order.
+ *
+ * Every search shares one memo (as `each` does), the wild drops' too: a state's
+ * value and choice are a function of the state and of the search's constants,
+ * and in mode free those agree.  capmax only bounds a room that f clamps to
+ * its wl at once (f(rem, wl, cap, flag) caps cap at wl, and wl never grows), so
+ * any capmax >= the root's wilds gives the same values: the hand's, one more
+ * than a wild drop's.  cheap[d] is INF for every d >= 1 with or without the
+ * dropped wild (when every card must meld).  allwild_ok only counts at a leaf
+ * with three wilds or more: dropping the hand's only wild-rank card turns it
+ * off (without all_wild_melds), which a search can tell only with three
+ * wilds (jokers) left; that one case gets a memo of its own.
+ * tests/engine/test_solver_native.py checks each answer against a search of
+ * its own. */
+static PyObject *go_out_free(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ids, *points, *candidates;
+    int wr_base, all_wild_melds, high;
+    if (!PyArg_ParseTuple(args, "OOippO", &ids, &points, &wr_base, &all_wild_melds, &high,
+                          &candidates))
+        return NULL;
+    int64_t pts[JOKER + 1], cheap[MAX_CARDS + 1], own_cheap[MAX_CARDS + 1];
+    Hand h;
+    if (read_points(points, pts) < 0 || read_hand(ids, wr_base, &h) < 0) return NULL;
+    PyObject *fast = PySequence_Fast(candidates, "candidates must be a sequence");
+    if (!fast) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    for (Py_ssize_t k = 0; k < n; k++) { /* all refused before any search, as the Python's drops */
+        long id = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, k));
+        if (id == -1 && PyErr_Occurred()) goto refused;
+        int held = 0;
+        if (id == JOKER)
+            held = h.n_jk > 0;
+        else if (wr_base <= id && id < wr_base + 4)
+            for (int j = 0; j < h.n_wr; j++) held |= h.wr[j] == id;
+        else if (id >= 0 && id < JOKER)
+            held = count_of(&h.nat, (int)id) > 0;
+        if (!held) {
+            PyErr_SetString(PyExc_ValueError, "a candidate must be one of the hand's cards");
+            goto refused;
+        }
+    }
+    PyObject *out = PyList_New(n);
+    if (!out) goto refused;
+    PyObject *done[JOKER + 1] = {NULL}; /* the answer for each card, borrowed from `out` */
+    Search s, own; /* own: the wild drop whose all-wild rule differs (see above) */
+    int own_ready = 0;
+    hand_search(&s, &h, pts, all_wild_melds, high, 1, cheap);
+    if (memo_open(&s.memo) < 0) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int d = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, k));
+        if (done[d]) { /* the same card again: the same answer */
+            Py_INCREF(done[d]);
+            PyList_SET_ITEM(out, k, done[d]);
+            continue;
+        }
+        Hand rest = h;
+        int wild = d == JOKER || (wr_base <= d && d < wr_base + 4);
+        if (d == JOKER) {
+            rest.n_jk--;
+        } else if (wild) { /* one copy of d less: the ids stay ascending */
+            int j = 0;
+            while (rest.wr[j] != d) j++;
+            memmove(&rest.wr[j], &rest.wr[j + 1], (size_t)(rest.n_wr - j - 1) * sizeof(int));
+            rest.n_wr--;
+        } else {
+            add_card(&rest.nat, d, -1);
+        }
+        int wilds = rest.n_wr + rest.n_jk;
+        Search *sp = &s;
+        PyObject *found = NULL;
+        if (wild && wilds < 2) { /* _solve_hand's _live: a card without a partner cannot meld */
+            Cards live = live_naturals(&rest.nat, high);
+            if (memcmp(&live, &rest.nat, sizeof live) != 0) found = Py_None;
+        }
+        if (!found && wild && wilds >= 3 && !all_wild_melds && h.n_wr > 0 && rest.n_wr == 0) {
+            if (!own_ready) {
+                hand_search(&own, &rest, pts, all_wild_melds, high, 1, own_cheap);
+                if (memo_open(&own.memo) < 0) {
+                    PyErr_NoMemory();
+                    goto fail;
+                }
+                own_ready = 1;
+            }
+            sp = &own;
+        }
+        if (!found) {
+            int64_t value = f(sp, rest.nat, wilds, 0, 0);
+            if (sp->failed) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            if (value >= INF) {
+                found = Py_None;
+            } else {
+                Plan p;
+                Assembly a;
+                follow(sp, value, rest.nat, wilds, &p);
+                assemble(&p, &rest, pts, all_wild_melds, &a);
+                found = groups_tuple(&a);
+                if (!found) goto fail;
+            }
+        }
+        if (found == Py_None) Py_INCREF(found);
+        PyList_SET_ITEM(out, k, found);
+        done[d] = found;
+    }
+    memo_close(&s.memo);
+    if (own_ready) memo_close(&own.memo);
+    Py_DECREF(fast);
+    return out;
+fail:
+    memo_close(&s.memo); /* slots NULL when it failed to open: hand_search zeroes them */
+    if (own_ready) memo_close(&own.memo);
+    Py_DECREF(out);
+refused:
+    Py_DECREF(fast);
+    return NULL;
+}
+
 static int add_constants(PyObject *m) {
     return PyModule_AddIntConstant(m, "MAX_CARDS", MAX_CARDS);
 }
@@ -762,6 +1305,8 @@ static PyMethodDef methods[] = {
     {"solve_one", solve_one, METH_VARARGS, "Mode one search (see _solver_core.solve_one)."},
     {"solve_free_each", solve_free_each, METH_VARARGS, "See _solver_core.solve_free_each."},
     {"solve_one_each", solve_one_each, METH_VARARGS, "See _solver_core.solve_one_each."},
+    {"arrange_free", arrange_free, METH_VARARGS, "A hand's plan in cards (see _solver_plan)."},
+    {"go_out_free", go_out_free, METH_VARARGS, "Going-out discards (see _solver_plan)."},
     {NULL, NULL, 0, NULL},
 };
 

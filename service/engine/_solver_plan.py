@@ -1,15 +1,22 @@
 """Solving one hand: costs and wilds prepared for :mod:`service.engine._solver_core`,
 and the optimal plan turned back into melds and deadwood (used by
-:mod:`service.engine.solver`, which adds the caches and the table search)."""
+:mod:`service.engine.solver`, which adds the caches and the table search).
+
+In mode free without table melds, :class:`_Free` has the C extension do the
+same from a hand's ids to its melds' ids; the Python here stays the reference
+(``tests/engine/test_solver_native.py``) and the fallback."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import count
 from operator import attrgetter
+from types import ModuleType
 
 from service.engine import _solver_core as core
-from service.engine.cards import JOKER_ID, Card, Rank
+from service.engine.cards import _CARDS, JOKER_ID, Card, Rank
 from service.engine.melds import (
     Arrangement,
     LayOff,
@@ -349,6 +356,94 @@ _card_id = attrgetter("id")
 def _melds(groups: list[list[Card]], wild_rank: Rank, options: Options) -> tuple[Meld, ...]:
     """The melds of a plan's groups of cards."""
     return tuple([_meld(tuple(sorted([c.id for c in g])), wild_rank, options) for g in groups])
+
+
+NATIVE_PLANS = True
+"""Whether the C extension, when built, also prepares hands and assembles their
+plans (mode free, no table melds: :func:`_native_free`).  Tests turn it off to
+compare with the Python here, over the same search."""
+
+Groups = tuple[tuple[int, ...], ...]
+"""The C's plan in cards: each meld's card ids, ascending."""
+
+
+def _native_free(wild_rank: Rank, options: Options, n_cards: int) -> _Free | None:
+    """What solves a hand of ``n_cards`` without table melds all in C (mode
+    free), or None where the Python does it (mode one, no extension, more
+    cards than the C takes): the per-rules constants are made once, looked
+    up by the very ``options`` object (options are interned: codec.py), so
+    that no call hashes or compares an :class:`Options`."""
+    native = core.native
+    if native is None or not NATIVE_PLANS or n_cards > native.MAX_CARDS:
+        return None
+    key = (id(options), wild_rank)
+    hit = _FREE.get(key)
+    if hit is None or hit[0] is not options:
+        if len(_FREE) >= 512:
+            _FREE.clear()
+        free = None if options.max_wilds_per_meld is not None else _Free(native, wild_rank, options)
+        hit = _FREE[key] = (options, free)  # holds options: its id is not reused meanwhile
+    return hit[1]
+
+
+class _Free:
+    """A hand's arrangement and going-out checks done in C, mode free, no table:
+    the C's ``arrange_free`` and ``go_out_free`` find the plans that
+    :func:`_solve_hand` finds and place the wilds as :func:`_assemble` does,
+    card for card; the groups of ids become melds here (through :func:`_meld`,
+    with a dict in front of it keyed by the ids and these rules' token, which
+    hashes in C, unlike an :class:`Options`)."""
+
+    __slots__ = ("native", "args", "token", "wild_rank", "options")
+
+    def __init__(self, native: ModuleType, wild_rank: Rank, options: Options) -> None:
+        self.native = native
+        pts = array("q", points_table(wild_rank, options)).tobytes()  # what the C reads
+        high = options.aces is Aces.HIGH_OR_LOW
+        self.args = (pts, (wild_rank - 1) * 4, options.all_wild_melds, high)
+        self.token = next(_TOKENS)
+        self.wild_rank = wild_rank
+        self.options = options
+
+    def arrangement(self, ids: Sequence[int]) -> Arrangement:
+        """:func:`_solve_hand` then :func:`_finish` of the hand of these card ids."""
+        groups, deadwood, points = self.native.arrange_free(ids, *self.args, False)
+        return Arrangement(self.melds_of(groups), tuple([_CARDS[i] for i in deadwood]), points)
+
+    def melded(self, ids: Sequence[int]) -> tuple[Meld, ...] | None:
+        """The melds of ``_solve_hand(..., must_meld=True)``, or None."""
+        found = self.native.arrange_free(ids, *self.args, True)
+        return None if found is None else self.melds_of(found[0])
+
+    def going_out(
+        self, ids: Sequence[int], candidates: Sequence[Card]
+    ) -> list[tuple[Card, tuple[Meld, ...]]]:
+        """What :func:`_going_out_discards` finds, its plans as melds."""
+        if not candidates:  # (the first draws of a round, mostly: no card is worth the floor)
+            return []
+        found = self.native.go_out_free(ids, *self.args, [c.id for c in candidates])
+        return [
+            (_CARDS[c.id], self.melds_of(groups))
+            for c, groups in zip(candidates, found, strict=True)
+            if groups is not None
+        ]
+
+    def melds_of(self, groups: Groups) -> tuple[Meld, ...]:
+        """The melds of the C's groups, as :func:`_melds` makes them."""
+        token = self.token
+        return tuple([_MELDS.get((ids, token)) or self._new_meld(ids) for ids in groups])
+
+    def _new_meld(self, ids: tuple[int, ...]) -> Meld:
+        if len(_MELDS) >= _MELDS_KEPT:
+            _MELDS.clear()
+        meld = _MELDS[ids, self.token] = _meld(ids, self.wild_rank, self.options)
+        return meld
+
+
+_FREE: dict[tuple[int, Rank], tuple[Options, _Free | None]] = {}
+_TOKENS = count()
+_MELDS: dict[tuple[tuple[int, ...], int], Meld] = {}
+_MELDS_KEPT = 8192  # as many as _meld's own memo
 
 
 @lru_cache(maxsize=8192)

@@ -3,7 +3,10 @@
 The search itself lives in :mod:`service.engine._solver_core`, the preparation
 of a hand and the turning of the optimal plan back into cards in
 :mod:`service.engine._solver_plan`; this module is the public API, memoized,
-and handles melds lying on the table (``lay_off``).
+and handles melds lying on the table (``lay_off``).  In mode free without
+table melds (a draw's view and going-out checks, most of all) the C extension,
+when built, does all of that but the melds' classification
+(:class:`~service.engine._solver_plan._Free`), card for card as the Python does.
 
 >>> from service.engine.cards import parse_cards
 >>> from service.engine.rules import Options
@@ -23,6 +26,7 @@ from service.engine._solver_plan import (
     _finish,
     _going_out_discards,
     _melds,
+    _native_free,
     _solve_hand,
     _Table,
 )
@@ -79,6 +83,10 @@ def _best_cached(
     ids: tuple[int, ...], wild_rank: Rank, options: Options, table: tuple[Meld, ...]
 ) -> Arrangement:
     """Memo of the pure solver (a view and its legal moves ask for the same hand)."""
+    if not table:
+        free = _native_free(wild_rank, options, len(ids))
+        if free is not None:  # the common case: all of it in C
+            return free.arrangement(ids)
     cards = tuple(map(Card.from_id, ids))
     if not table:
         solved = _solve_hand(cards, wild_rank, options, None)
@@ -116,6 +124,9 @@ def going_out_discards(
     ...  for c, melds in going_out_discards(hand, Rank.KING, Options(), hand)]
     [('4H', ['[5H 6H 7H]', '[9C 9D 9S]']), ('7H', ['[4H 5H 6H]', '[9C 9D 9S]'])]
     """
+    free = _native_free(wild_rank, options, len(cards))
+    if free is not None:  # the common case: all of it in C
+        return free.going_out([c.id for c in cards], candidates)
     found = _going_out_discards(cards, wild_rank, options, [c.id for c in candidates])
     return [(Card.from_id(i), _melds(solved[1], wild_rank, options)) for i, solved in found]
 
@@ -124,9 +135,12 @@ def going_out_discards(
 def _going_out_cached(
     ids: tuple[int, ...], wild_rank: Rank, options: Options
 ) -> tuple[Meld, ...] | None:
-    cards = tuple(map(Card.from_id, ids))
-    if not cards:
+    if not ids:
         return ()
+    free = _native_free(wild_rank, options, len(ids))
+    if free is not None:
+        return free.melded(ids)
+    cards = tuple(map(Card.from_id, ids))
     solved = _solve_hand(cards, wild_rank, options, None, must_meld=True)
     if solved is None:
         return None

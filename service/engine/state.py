@@ -383,7 +383,6 @@ def legal_moves(state: State, seat: int, *, floor: int | None = None) -> list[Mo
     hand = rnd.hands[seat]
     taken = rnd.drawn_from_discard
     ids = [i for i in sorted({c.id for c in hand}) if taken is None or i != taken.id]
-    allowed = [Card.from_id(i) for i in ids]
     moves = [_DISCARDS[i] for i in ids]
     if not rnd.claim_refused:
         spec = state.spec
@@ -394,7 +393,7 @@ def legal_moves(state: State, seat: int, *, floor: int | None = None) -> list[Mo
         if floor is None:
             floor = best_arrangement(hand, spec.wild_rank, options).points
         points = points_table(spec.wild_rank, options)
-        candidates = [card for card in allowed if points[card.id] >= floor]
+        candidates = [_DISCARDS[i].card for i in ids if points[i] >= floor]
         for card, melds in going_out_discards(hand, spec.wild_rank, options, candidates):
-            moves.append(GoOut(card, tuple(m.cards for m in melds)))
+            moves.append(GoOut(card, tuple([m.cards for m in melds])))
     return moves
