@@ -78,6 +78,12 @@ def _mypyc_extensions() -> list[Extension]:
 class BuildExt(build_ext):
     """Builds the optional extensions one by one, then the mypyc ones all or none."""
 
+    def run(self) -> None:
+        # setuptools builds "in place" into build/ and copies the results over
+        # after, so remember where they end up: the manifest goes beside them
+        self._next_to_sources = bool(self.inplace or getattr(self, "editable_mode", False))
+        super().run()
+
     def build_extensions(self) -> None:
         every = list(self.extensions)
         compiled = [e for e in every if getattr(e, "_t13_mypyc", False)]
@@ -102,7 +108,7 @@ class BuildExt(build_ext):
         self._manifest().unlink(missing_ok=True)
 
     def _manifest(self) -> Path:
-        if self.inplace or getattr(self, "editable_mode", False):  # next to the sources
+        if getattr(self, "_next_to_sources", False):
             return ROOT / "service" / MANIFEST
         return Path(self.get_ext_fullpath("service.games")).parent / MANIFEST
 
