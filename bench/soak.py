@@ -56,7 +56,7 @@ from service.engine.codec import state_to_dict  # noqa: E402
 from service.engine.moves import Discard, Draw, GoOut, Move, Source  # noqa: E402
 from service.engine.rules import Game, Options  # noqa: E402
 from service.engine.state import State  # noqa: E402
-from service.games import seed_from_client  # noqa: E402
+from service.games import GameRecord, seed_from_client  # noqa: E402
 from service.store.keys import STATE, key  # noqa: E402
 from tests.redis_server import RedisServer, free_port  # noqa: E402
 
@@ -124,9 +124,10 @@ def verify_game(
     seqs = [e["seq"] for e in events]
     if seqs != sorted(set(seqs)):
         problems.append(f"{game_id}: event seqs not strictly increasing")
-    doc = orjson.loads(client.hget(key(game_id, STATE), "d") or b"null")
-    if doc is None:
+    raw_doc = client.hget(key(game_id, STATE), "d")
+    if raw_doc is None:
         return [f"{game_id}: no stored document"], view
+    doc = orjson.loads(raw_doc)
     try:
         state = replay(events, view, seed)
     except Exception as exc:  # an illegal move in the log is a finding, not a crash
@@ -135,9 +136,13 @@ def verify_game(
         if doc["state"] is not None:
             problems.append(f"{game_id}: stored state without a game_started event")
         return problems, view
-    if state_to_dict(state, results=False) != doc["state"]:
+    raw_results = client.hget(key(game_id, STATE), "r")
+    stored = GameRecord.loaded(raw_doc, raw_results).state  # whatever the document's format
+    if stored is None or state_to_dict(state, results=False) != state_to_dict(
+        stored, results=False
+    ):
         problems.append(f"{game_id}: replayed state differs from the stored state")
-    stored_results = orjson.loads(client.hget(key(game_id, STATE), "r") or b"null")
+    stored_results = orjson.loads(raw_results or b"null")
     if stored_results != state.results.dicts():
         problems.append(f"{game_id}: replayed results differ from the stored results")
     if [p["total"] for p in view["players"]] != state.totals:

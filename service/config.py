@@ -56,10 +56,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar("LONG_POLL_MAX_SECONDS", "30", "Upper bound of `wait` on the events endpoint."),
     EnvVar(
         "GAME_FORMAT",
-        "2",
-        "Format of the game documents written: `2` (results stored apart) or `1` (as "
-        "releases before it wrote; they cannot read `2`). Set `1` while rolling over from "
-        "such a release, then `2`; both are always read.",
+        "3",
+        "Format of the game documents written: `3` (compact: a character a card), or what "
+        "an older release writes while instances of it still run, as they cannot read "
+        "newer formats: `2` (results stored apart) for the release before this one, `1` "
+        "for the one before that. Set it to the old release's format while rolling over "
+        "from it, then to `3`; all three are always read.",
     ),
     EnvVar("LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING, ERROR or CRITICAL."),
     EnvVar("MAX_BODY_BYTES", "65536", "Largest request body accepted (413 beyond)."),
@@ -152,7 +154,7 @@ class Config:
     game_ttl_seconds: int = 604800
     idempotency_ttl_seconds: int = 86400
     long_poll_max_seconds: int = 30
-    game_format: int = 2
+    game_format: int = 3
     log_level: str = "INFO"
     max_body_bytes: int = 65536
     rate_limits_enabled: bool = True
@@ -195,7 +197,7 @@ class Config:
             game_ttl_seconds=env.integer("GAME_TTL_SECONDS", minimum=60),
             idempotency_ttl_seconds=env.integer("IDEMPOTENCY_TTL_SECONDS", minimum=1),
             long_poll_max_seconds=env.integer("LONG_POLL_MAX_SECONDS", minimum=0, maximum=300),
-            game_format=env.integer("GAME_FORMAT", minimum=1, maximum=2),
+            game_format=env.integer("GAME_FORMAT", minimum=1, maximum=3),
             log_level=env.choice("LOG_LEVEL", _LOG_LEVELS),
             max_body_bytes=env.integer("MAX_BODY_BYTES", minimum=1024),
             rate_limits_enabled=env.boolean("RATE_LIMITS"),

@@ -20,8 +20,22 @@ import orjson
 from mypy_extensions import mypyc_attr
 
 from service import bots
-from service.engine.codec import options_from_dict, state_from_dict, state_to_dict
-from service.engine.errors import EngineError, GameNotInProgressError, InvalidOptionError
+from service.engine.codec import (
+    chars_of_ids,
+    game_for,
+    ids_of_chars,
+    options_from_dict,
+    state_from_compact,
+    state_from_dict,
+    state_to_compact,
+    state_to_dict,
+)
+from service.engine.errors import (
+    EngineError,
+    GameNotInProgressError,
+    InvalidOptionError,
+    StateFormatError,
+)
 from service.engine.moves import Move
 from service.engine.records import Event
 from service.engine.rules import Game, Options, preset
@@ -37,10 +51,12 @@ from service.engine.view import (
     seat_part,
 )
 
-DOC_FORMAT = 2
-"""2: the results of finished rounds are stored apart from the document (they
-change once a round, the document on every move); 1 kept them inside."""
-READABLE_FORMATS = (1, 2)
+DOC_FORMAT = 3
+"""3: the engine state in its compact form (cards one character each, no second
+copy of the options and seed) and the arranged hands' cards the same way; 2:
+the results of finished rounds are stored apart from the document (they change
+once a round, the document on every move), as in 3; 1 kept them inside."""
+READABLE_FORMATS = (1, 2, 3)
 DROP_RESULTS = b"-"
 """What :meth:`GameRecord.results_to_save` answers when results stored apart must
 go (format 1 is being written again); never a JSON text."""
@@ -49,9 +65,10 @@ _write_format = DOC_FORMAT
 
 
 def set_write_format(doc_format: int) -> None:
-    """The document format this process writes (``GAME_FORMAT``): 2, or 1 while
-    instances of a release that reads only format 1 may still load the games.
-    Both are always read."""
+    """The document format this process writes (``GAME_FORMAT``): 3, or an older
+    one while instances of a release that reads only that one may still load the
+    games (2 for the release before this one, 1 for the one before that).  All
+    three are always read."""
     global _write_format
     if doc_format not in READABLE_FORMATS:
         raise ValueError(f"unknown game record format {doc_format!r}")
@@ -215,7 +232,14 @@ class GameRecord:
     def to_bytes(self) -> bytes:
         """The document: without the results (:meth:`results_json`, stored apart),
         or with them when format 1 is written (:func:`set_write_format`)."""
-        apart = _write_format == 2
+        compact = _write_format == 3
+        state: dict[str, Any] | None = None
+        if self.state is not None:
+            state = (
+                state_to_compact(self.state)
+                if compact
+                else state_to_dict(self.state, results=_write_format == 1)
+            )
         return orjson.dumps(
             {
                 "f": _write_format,
@@ -226,21 +250,22 @@ class GameRecord:
                 "seed": self.seed,
                 "seeded": self.seeded,
                 "created_at": self.created_at,
-                "state": state_to_dict(self.state, results=not apart) if self.state else None,
+                "state": state,
                 "timing": [self.turn_timeout, self.autopilot_after, self.deadline],
                 "rematch": [self.rematch_of, self.rematch_id],
-                "arr": self._arrangements_to_save(),
+                "arr": self._arrangements_to_save(compact),
             }
         )
 
-    def _arrangements_to_save(self) -> list[list[Any]]:
+    def _arrangements_to_save(self, compact: bool) -> list[list[Any]]:
         """``[seat, round index, card ids, arrangement]`` of every human seat's hand
         as it is now: the one known (built for a view, or carried over a
         discard), else solved here.  So each hand is arranged at most once, when
         it is dealt or changed, and not by its views: a waiting player who polls
         its view after every move of the others pays for no solve.  Bots' hands
         are never viewed; hands arranged with the table (``lay_off``, once
-        someone went out) have no key and are solved by each view."""
+        someone went out) have no key and are solved by each view.  With
+        ``compact`` (format 3) the ids are one character each, as the state's cards."""
         if self.state is None:
             return []
         rows = []
@@ -248,7 +273,7 @@ class GameRecord:
             found = self._arrangement(seat.seat) if seat.token_hash is not None else None
             if found is not None:
                 (index, ids), arrangement = found
-                rows.append([seat.seat, index, ids, arrangement])
+                rows.append([seat.seat, index, chars_of_ids(ids) if compact else ids, arrangement])
         return rows
 
     def results_json(self) -> bytes:
@@ -268,24 +293,37 @@ class GameRecord:
         """A record from its document and the text of its results (stored apart
         since format 2; a format 1 document holds them)."""
         data = orjson.loads(raw)
-        if data.get("f") not in READABLE_FORMATS:
-            raise ValueError(f"unknown game record format {data.get('f')!r}")
+        doc_format = data.get("f")
+        if doc_format not in READABLE_FORMATS:
+            raise ValueError(f"unknown game record format {doc_format!r}")
+        options = options_from_dict(data["options"])
+        seats = [Seat(**s) for s in data["seats"]]
+        stored = data["state"]
+        state = None
+        if stored and doc_format == 3:
+            game = game_for(len(seats), options)
+            if results is None:
+                raise StateFormatError("the state was saved without its results")
+            state = state_from_compact(stored, game, data["seed"], results)
+        elif stored:
+            state = state_from_dict(stored, results)
+        ids_of = ids_of_chars if doc_format == 3 else tuple
         return cls(
             id=data["id"],
             ruleset=data["ruleset"],
-            options=options_from_dict(data["options"]),
-            seats=[Seat(**s) for s in data["seats"]],
+            options=options,
+            seats=seats,
             seed=data["seed"],
             seeded=data["seeded"],
             created_at=data["created_at"],
-            state=state_from_dict(data["state"], results) if data["state"] else None,
+            state=state,
             turn_timeout=data["timing"][0],
             autopilot_after=data["timing"][1],
             deadline=data["timing"][2],
             rematch_of=data["rematch"][0],
             rematch_id=data["rematch"][1],
             arrangements={
-                seat: ((index, tuple(ids)), arrangement)
+                seat: ((index, ids_of(ids)), arrangement)
                 for seat, index, ids, arrangement in data.get("arr", ())
             },
         )
@@ -344,7 +382,7 @@ class GameRecord:
         return public[:-1] + b"," + orjson.dumps(self._seat_part(seat))[1:]
 
     def _saved_public(self, bare: bytes) -> bytes:
-        return bare if _write_format == 2 else with_results(bare, self.results_json())
+        return bare if _write_format >= 2 else with_results(bare, self.results_json())
 
     def _seat_part(self, seat: int) -> dict[str, Any]:
         if self.state is None:

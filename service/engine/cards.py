@@ -87,6 +87,19 @@ RANKS: tuple[Rank, ...] = tuple(Rank)
 
 JOKER_ID = 52
 
+CARD_CHARS = (
+    "".join(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[suit * 13 + rank]
+        for rank in range(13)
+        for suit in range(4)
+    )
+    + "*"
+)
+"""One character per card id, for compact storage (:func:`chars_of`): clubs
+``a``..``m`` (ace to king), diamonds ``n``..``z``, hearts ``A``..``M``, spades
+``N``..``Z``, the joker ``*``.  None needs escaping in JSON, and decoding them
+makes no string per card (one-character strings are the interpreter's own)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Card:
@@ -106,8 +119,12 @@ class Card:
     """The canonical code, e.g. ``10S`` or ``JK`` (an attribute, not a property:
     views and documents read it for every card they show or store)."""
 
+    char: str = field(init=False, repr=False, compare=False)
+    """The card's character in :data:`CARD_CHARS` (compact storage)."""
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "code", _code(self.id))
+        object.__setattr__(self, "char", CARD_CHARS[self.id])
 
     # Equality and hash written out, as @dataclass would make them (same values,
     # so sets of cards iterate as they always did): compiled with mypyc, the
@@ -195,6 +212,7 @@ _BY_CODE: dict[str, Card] = {c: _CARDS[i] for i, c in enumerate(_CODES)} | {
 }
 JOKER: Card = _CARDS[JOKER_ID]
 """The joker (every deck's jokers are equal)."""
+_BY_CHAR: dict[str, Card] = {CARD_CHARS[i]: _CARDS[i] for i in range(53)}
 
 
 def parse_cards(text: str | Iterable[str]) -> list[Card]:
@@ -218,6 +236,30 @@ def cards_from_codes(codes: Iterable[str]) -> list[Card]:
         return list(map(_BY_CODE.__getitem__, codes))
     except (KeyError, TypeError):
         raise MalformedError(f"not canonical card codes: {codes!r}", field="card") from None
+
+
+def chars_of(cards: Iterable[Card]) -> str:
+    """Cards as one character each (:data:`CARD_CHARS`), the compact storage form.
+
+    >>> chars_of(parse_cards("AC 10H JK"))
+    'aJ*'
+    """
+    return "".join(map(_char_of, cards))
+
+
+def cards_from_chars(text: str) -> list[Card]:
+    """The cards of :func:`chars_of`'s text; anything else raises :class:`MalformedError`.
+
+    >>> cards_from_chars("aJ*")
+    [Card.parse('AC'), Card.parse('10H'), Card.parse('JK')]
+    """
+    try:
+        return list(map(_BY_CHAR.__getitem__, text))
+    except (KeyError, TypeError):
+        raise MalformedError(f"not card characters: {text!r}", field="card") from None
+
+
+_char_of = attrgetter("char")
 
 
 def format_cards(cards: Iterable[Card]) -> str:

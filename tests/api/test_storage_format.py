@@ -1,12 +1,19 @@
-"""Games stored by the previous release (document format 1: the results inside the
-document and inside the saved public view) keep being served and played; their
-next write stores the results apart, as format 2 does."""
+"""Games stored by earlier releases keep being served and played, and their next
+write is in this release's format (3: the state compact, a character a card);
+``GAME_FORMAT`` makes this release write what an older one reads, for rolling
+upgrades.  Format 2 stores the results of finished rounds apart, with the state
+as a self-contained engine dict; format 1 kept the results inside the document
+and inside the saved public view."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import orjson
 
-from service.games import set_write_format, with_results
+from service.engine.cards import cards_from_codes
+from service.games import DOC_FORMAT, GameRecord, set_write_format, with_results
 from service.store import key
 from tests.api.conftest import create_game, make_app
 
@@ -40,8 +47,27 @@ def play_one(game, seat: int, view: dict) -> None:
     assert game.move(seat, move).status_code == 200
 
 
+@contextmanager
+def writing(doc_format: int) -> Iterator[None]:
+    set_write_format(doc_format)
+    try:
+        yield
+    finally:
+        set_write_format(DOC_FORMAT)  # what any app made after this writes anyway
+
+
+def as_format_2(redis_client, game_id: str) -> None:
+    """Rewrite a stored game the way the release before this one stored it."""
+    state_key = key(game_id, "state")
+    stored = redis_client.hgetall(state_key)
+    record = GameRecord.loaded(stored[b"d"], stored[b"r"])
+    with writing(2):
+        redis_client.hset(state_key, "d", record.to_bytes())
+
+
 def as_format_1(redis_client, game_id: str) -> None:
-    """Rewrite a stored game the way the previous release stored it."""
+    """Rewrite a stored game the way the release before the previous one stored it."""
+    as_format_2(redis_client, game_id)
     state_key = key(game_id, "state")
     stored = redis_client.hgetall(state_key)
     doc = orjson.loads(stored[b"d"])
@@ -52,13 +78,78 @@ def as_format_1(redis_client, game_id: str) -> None:
     redis_client.hdel(state_key, "r")
 
 
+def test_this_release_writes_the_compact_format(client, redis_client):
+    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="format-3")
+    play_until_results(game, 1)
+    doc = orjson.loads(redis_client.hget(key(game.id, "state"), "d"))
+    assert doc["f"] == 3
+    state = doc["state"]
+    assert state["v"] == 3 and not {"options", "seed", "players", "results"} & set(state)
+    hand = game.view(state["round"]["turn"])["hand"]
+    assert len(state["round"]["hands"][state["round"]["turn"]]) == len(hand)
+    assert all(isinstance(row[2], str) for row in doc["arr"])  # the arranged hands' cards
+
+
+def test_a_format_2_game_is_served_and_its_next_write_is_compact(client, redis_client):
+    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="format-2")
+    play_until_results(game, 1)
+    before = game.public()
+    seats = {s: game.view(s) for s in (0, 1)}
+    state_key = key(game.id, "state")
+
+    as_format_2(redis_client, game.id)
+    doc = orjson.loads(redis_client.hget(state_key, "d"))
+    assert doc["f"] == 2 and doc["state"]["v"] == 2 and "options" in doc["state"]
+    assert game.public() == before
+    assert {s: game.view(s) for s in (0, 1)} == seats
+
+    seat = before["round"]["turn"]
+    assert game.move(seat, seats[seat]["legal_moves"][0]).status_code == 200
+    assert orjson.loads(redis_client.hget(state_key, "d"))["f"] == 3
+    assert game.public()["results"] == before["results"]
+    for _move in range(6):  # and play goes on
+        turn = game.public()["round"]["turn"]
+        play_one(game, turn, game.view(turn))
+
+
+def test_game_format_2_writes_what_the_previous_release_reads(redis_client, redis_url):
+    """``GAME_FORMAT=2`` (a rolling upgrade from the release before this one): the
+    state as the engine's self-contained dict, card codes, the arranged hands'
+    card ids as lists, the results apart."""
+    game = create_game(
+        make_app(redis_url).test_client(), [{"name": "a"}, {"name": "b"}], seed="format-2w"
+    )
+    play_until_results(game, 1)
+    with writing(2):
+        game.client = make_app(redis_url, GAME_FORMAT="2").test_client()
+        before = game.public()
+        seat = before["round"]["turn"]
+        view = game.view(seat)
+        assert game.move(seat, view["legal_moves"][0]).status_code == 200
+        stored = redis_client.hgetall(key(game.id, "state"))
+        doc = orjson.loads(stored[b"d"])
+        assert doc["f"] == 2
+        state = doc["state"]
+        assert state["v"] == 2 and state["players"] == 2 and state["seed"] == doc["seed"]
+        assert state["options"] == doc["options"] and "results" not in state
+        hands = [cards_from_codes(h.split()) for h in state["round"]["hands"]]  # codes
+        assert [len(h) for h in hands] == [p["hand_size"] for p in game.public()["players"]]
+        assert all(isinstance(row[2], list) for row in doc["arr"])
+        assert orjson.loads(stored[b"r"]) == before["results"]
+        for _move in range(6):
+            turn = game.public()["round"]["turn"]
+            play_one(game, turn, game.view(turn))
+    game.client = make_app(redis_url).test_client()
+    assert game.public()["version"] == before["version"] + 7
+
+
 def test_a_format_1_game_is_served_and_its_next_write_moves_the_results_apart(client, redis_client):
     game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="format-1")
     play_until_results(game, 1)
     before = game.public()
     seats = {s: game.view(s) for s in (0, 1)}
     state_key = key(game.id, "state")
-    assert orjson.loads(redis_client.hget(state_key, "d"))["f"] == 2
+    assert orjson.loads(redis_client.hget(state_key, "d"))["f"] == 3
     assert "results" not in orjson.loads(redis_client.hget(state_key, "p"))
 
     as_format_1(redis_client, game.id)
@@ -67,7 +158,7 @@ def test_a_format_1_game_is_served_and_its_next_write_moves_the_results_apart(cl
 
     seat = before["round"]["turn"]
     assert game.move(seat, seats[seat]["legal_moves"][0]).status_code == 200
-    assert orjson.loads(redis_client.hget(state_key, "d"))["f"] == 2
+    assert orjson.loads(redis_client.hget(state_key, "d"))["f"] == 3
     assert orjson.loads(redis_client.hget(state_key, "r")) == before["results"]
     after = game.public()
     assert after["results"] == before["results"]
@@ -102,7 +193,7 @@ def test_game_format_1_writes_what_the_previous_release_reads(redis_client, redi
             turn = game.public()["round"]["turn"]
             play_one(game, turn, game.view(turn))
     finally:
-        set_write_format(2)  # what any app made after this test writes anyway
+        set_write_format(DOC_FORMAT)  # what any app made after this test writes anyway
     game.client = make_app(redis_url).test_client()
     assert game.public()["version"] == before["version"] + 7
 
