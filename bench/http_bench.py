@@ -955,7 +955,6 @@ def main() -> int:
         runs: dict[str, list[dict[str, Any]]] = {m: [] for m in SCENARIOS}
         large_runs: dict[str, list[dict[str, Any]]] = {m: [] for m in SCALE_SCENARIOS}
         ratios: dict[str, list[float]] = {m: [] for m in modes}
-        large_ratios: dict[str, list[float]] = {m: [] for m in SCALE_SCENARIOS}
         scale_diffs: dict[str, list[float]] = {m: [] for m in SCALE_SCENARIOS}
         scale_cpu_diffs: dict[str, list[float]] = {m: [] for m in SCALE_SCENARIOS}
         previous_ratios: dict[str, list[float]] = {m: [] for m in modes}
@@ -994,28 +993,32 @@ def main() -> int:
         # ceiling, scenario, ceiling, scenario, ... ceiling: each scenario run sits
         # between two ceiling runs and is compared with their mean, which cancels a
         # drift of the machine over the three runs and averages two ceiling runs.
-        # The scale scenarios run on both services, one right after the other (in
-        # alternating order), and are compared with each other.
+        # The scale scenarios run twice on each service, interleaved (ABBA), and
+        # the two services are compared with each other.
         before = run(0, "ceiling", ceiling)
         for rep in range(args.repeats):
             for mode in modes:
-                order = [small, large] if mode in SCALE_SCENARIOS else [small]
+                # the scale scenarios: small, large, large, small (or the mirror on
+                # odd repeats) so that a drift over the four runs cancels out
+                order = [small, large, large, small] if mode in SCALE_SCENARIOS else [small]
                 if rep % 2:
-                    order.reverse()
-                done = {target.name: run(rep, mode, target) for target in order}
+                    order = [large, small, small, large][: len(order)]
+                done: dict[str, list[dict[str, Any]]] = {}
+                for target in order:
+                    done.setdefault(target.name, []).append(run(rep, mode, target))
                 after = run(rep, "ceiling", ceiling)
                 ceiling_rps = (before["rps"] + after["rps"]) / 2
-                scenario_run = done["small"]
-                ratios[mode].append(scenario_run["rps"] / ceiling_rps)
-                previous_ratios[mode].append(scenario_run["rps"] / before["rps"])
-                run_cost = server_cost(scenario_run)
+                small_rps = statistics.mean(r["rps"] for r in done["small"])
+                ratios[mode].append(small_rps / ceiling_rps)
+                previous_ratios[mode].append(done["small"][0]["rps"] / before["rps"])
+                run_cost = statistics.mean(server_cost(r) for r in done["small"])
                 if run_cost:
                     ceiling_cost = (server_cost(before) + server_cost(after)) / 2
                     cpu_ratios[mode].append(ceiling_cost / run_cost)
                 if "large" in done:
-                    large_ratios[mode].append(done["large"]["rps"] / ceiling_rps)
-                    scale_diffs[mode].append(done["large"]["rps"] / scenario_run["rps"] - 1)
-                    large_cost = server_cost(done["large"])
+                    large_rps = statistics.mean(r["rps"] for r in done["large"])
+                    scale_diffs[mode].append(large_rps / small_rps - 1)
+                    large_cost = statistics.mean(server_cost(r) for r in done["large"])
                     if run_cost and large_cost:
                         scale_cpu_diffs[mode].append(large_cost / run_cost - 1)
                 before = after
@@ -1039,18 +1042,13 @@ def main() -> int:
         for mode in SCALE_SCENARIOS:
             large_summary = summarize(large_runs[mode])
             diff = statistics.median(scale_diffs[mode])
-            small_ratio = main_results[mode]["ratio"]
-            large_ratio = statistics.median(large_ratios[mode])
             scale[mode] = {
                 "rps_small": main_results[mode]["rps"],
                 "rps_large": large_summary["rps"],
                 # judged on the median of the paired differences: each pair ran
-                # back to back, so the machine's drift cancels out
+                # interleaved (ABBA), so the machine's drift cancels out
                 "diff": diff,
                 "diffs": scale_diffs[mode],
-                "ratio_small": small_ratio,
-                "ratio_large": large_ratio,
-                "ratio_diff": large_ratio / small_ratio - 1,
                 # shown beside the verdict, not part of it: the servers' CPU per
                 # request (gunicorn + Redis) on the large store over the small one,
                 # median of the same pairs; steadier than req/s on a shared box
@@ -1153,7 +1151,6 @@ def print_table(result: dict[str, Any]) -> None:
             f"{s['games_small']:,} vs {s['games_large']:,} games, {mode}: {r['rps_small']:.0f} -> "
             f"{r['rps_large']:.0f} req/s (median of paired runs {r['diff']:+.1%}: "
             + " ".join(f"{d:+.0%}" for d in r["diffs"])
-            + f"; as ratio to the ceiling {r['ratio_diff']:+.1%}"
             + (f"; CPU per request {r['cpu_diff']:+.1%}" if r.get("cpu_diff") is not None else "")
             + ") "
             f"{'PASS' if r['pass'] else 'FAIL'}"
