@@ -1000,9 +1000,11 @@ def main() -> int:
             for mode in modes:
                 # the scale scenarios: small, large, large, small (or the mirror on
                 # odd repeats) so that a drift over the four runs cancels out
-                order = [small, large, large, small] if mode in SCALE_SCENARIOS else [small]
-                if rep % 2:
-                    order = [large, small, small, large][: len(order)]
+                order = [small]
+                if mode in SCALE_SCENARIOS:
+                    order = [small, large, large, small]
+                    if rep % 2:
+                        order = [large, small, small, large]
                 done: dict[str, list[dict[str, Any]]] = {}
                 for target in order:
                     done.setdefault(target.name, []).append(run(rep, mode, target))
