@@ -1,0 +1,92 @@
+"""The Lua scripts of the game store's writes, as module constants.
+
+Each starts with a ``KEYS``/``ARGV`` header: what the script reads and writes
+and what it returns.  :class:`~service.store.game_store.GameStore` registers
+them (``EVALSHA``); every key a script touches is passed in ``KEYS`` and shares
+its game's hash tag, so they run on Redis Cluster too.
+"""
+
+# Appends events to the stream.  Expects locals `seq` (last seq), `n` (number of
+# events) and `first` (ARGV index of the first event's seat); leaves `seq` updated.
+_APPEND_EVENTS = """
+for i = 0, n - 1 do
+  seq = seq + 1
+  redis.call('XADD', KEYS[2], string.format('%d-0', seq),
+             'seat', ARGV[first + 2 * i], 'e', ARGV[first + 2 * i + 1])
+end
+"""
+
+CREATE_SCRIPT = (
+    """
+-- Create a game at version 1 with its first events.
+-- KEYS[1] state hash, KEYS[2] event stream
+-- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
+-- ("" = none), ARGV[5] write id, ARGV[6] results ("" = none), ARGV[7] number of events n,
+-- ARGV[8 .. 7 + 2n] seat, event pairs (seat "" = public)
+-- Returns -1 if the game exists already (unless this very write made it: a retry
+-- after a lost reply), else the last event seq.
+local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's')
+if made[1] then
+  if made[2] == ARGV[5] then return tonumber(made[3]) end
+  return -1
+end
+redis.call('DEL', KEYS[2])
+local seq = 0
+local n = tonumber(ARGV[7])
+local first = 8
+"""
+    + _APPEND_EVENTS
+    + """
+redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', ARGV[4],
+           'n', ARGV[5])
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[6]) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
+return seq
+"""
+)
+
+COMMIT_SCRIPT = (
+    """
+-- Save a new document if the version is still the expected one.
+-- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) idempotency hash
+-- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
+-- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
+-- ARGV[7] results ("" = unchanged, "-" = drop them), ARGV[8] number of events n,
+-- ARGV[9 .. 8 + 2n] seat, event pairs (seat "" = public);
+-- with KEYS[3]: ARGV[9 + 2n] fingerprint, ARGV[10 + 2n] response, ARGV[11 + 2n] its TTL (s)
+-- Returns {1, new version, last seq} on success -- also when the last write of the
+-- game carries this write id (the client library retried a write whose reply was
+-- lost); {0, current version} on a conflict; {-1, 0} if the game does not exist;
+-- {-2, 0, fingerprint, response} if the idempotency key was used already.
+-- Nothing is written unless the status is 1.
+local state = redis.call('HMGET', KEYS[1], 'v', 's', 'n')
+if not state[1] then return {-1, 0} end
+if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2])} end
+local n = tonumber(ARGV[8])
+local first = 9
+if KEYS[3] then
+  local old = redis.call('HMGET', KEYS[3], 'f', 'r')
+  if old[1] then return {-2, 0, old[1], old[2]} end
+end
+local version = tonumber(state[1])
+if version ~= tonumber(ARGV[1]) then return {0, version} end
+local seq = tonumber(state[2] or '0')
+"""
+    + _APPEND_EVENTS
+    + """
+version = version + 1
+redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 't', ARGV[5],
+           'n', ARGV[6])
+if ARGV[7] == '-' then redis.call('HDEL', KEYS[1], 'r')
+elseif ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[7]) end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+if KEYS[3] then
+  local at = first + 2 * n
+  redis.call('HSET', KEYS[3], 'f', ARGV[at], 'r', ARGV[at + 1])
+  redis.call('EXPIRE', KEYS[3], ARGV[at + 2])
+end
+return {1, version, seq}
+"""
+)
