@@ -78,15 +78,17 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 from service.api.persistence import events_payload, snapshot  # noqa: E402
+from service.creation import create_record  # noqa: E402
 from service.engine.moves import Discard, Draw, Source  # noqa: E402
 from service.engine.shuffle import new_seed  # noqa: E402
 from service.engine.solver import best_arrangement  # noqa: E402
 from service.engine.state import Phase, legal_moves  # noqa: E402
 from service.engine.view import observe  # noqa: E402
 from service.fairplay import automatic_finish  # noqa: E402
-from service.games import GameRecord, create_record, hash_token, new_game_id, new_token  # noqa: E402
+from service.games import GameRecord  # noqa: E402
 from service.store import GameStore, key  # noqa: E402
 from service.store.keys import EVENTS, STATE  # noqa: E402
+from service.tokens import hash_token, new_game_id, new_token  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 VENV_BIN = Path(sys.executable).parent
