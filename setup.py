@@ -3,15 +3,15 @@
 * ``service/engine/_solver_native.c``, the C search of the hand solver
   (``optional=True``: without a C compiler the install still succeeds and the
   solver runs its pure-Python search, which gives the same answers).
-* The modules of :data:`COMPILED` -- the engine and the game record -- compiled
-  with mypyc: the same typed Python, checked by mypy and turned into C
-  extensions (a third less CPU for the Python of a move; ``bench/`` says how
-  much that is over HTTP).  All or nothing: when mypyc is missing, its type
-  check fails or the C does not build, none of them is installed and the
-  sources run as they are.  ``T13_PURE_PYTHON=1`` at build time skips them.
-  The build writes ``service/_compiled.json``, the hash of every compiled
-  source, so that a source edited after the build is noticed when the package
-  is imported (see ``service/__init__.py``).
+* The modules of :data:`COMPILED` -- the engine, the game record and the helpers
+  its moves call -- compiled with mypyc: the same typed Python, checked by
+  mypy and turned into C extensions (a third less CPU for the Python of a
+  move; ``bench/`` says how much that is over HTTP).  All or nothing: when
+  mypyc is missing, its type check fails or the C does not build, none of them
+  is installed and the sources run as they are.  ``T13_PURE_PYTHON=1`` at
+  build time skips them.  The build writes ``service/_compiled.json``, the
+  hash of every compiled source, so that a source edited after the build is
+  noticed when the package is imported (see ``service/__init__.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ COMPILED = [
     "service/engine/state.py",
     "service/engine/codec.py",
     "service/engine/view.py",
+    "service/tokens.py",
+    "service/record_format.py",
+    "service/bot_turns.py",
     "service/games.py",
 ]
 """Compiled with mypyc.  Not ``service/engine/errors.py``: exception classes

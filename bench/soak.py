@@ -56,8 +56,9 @@ from service.engine.codec import state_to_dict  # noqa: E402
 from service.engine.moves import Discard, Draw, GoOut, Move, Source  # noqa: E402
 from service.engine.rules import Game, Options  # noqa: E402
 from service.engine.state import State  # noqa: E402
-from service.games import GameRecord, seed_from_client  # noqa: E402
+from service.games import GameRecord  # noqa: E402
 from service.store.keys import STATE, key  # noqa: E402
+from service.tokens import seed_from_client  # noqa: E402
 from tests.redis_server import RedisServer, free_port  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent

@@ -24,7 +24,8 @@ from service.engine.rules import Game, Options, card_points
 from service.engine.shuffle import commitment, new_seed
 from service.engine.state import Phase, State, legal_moves
 from service.engine.view import observe
-from service.games import GameRecord, HostingError, Seat, hash_token, new_game_id, new_token
+from service.games import GameRecord, HostingError, Seat
+from service.tokens import hash_token, new_game_id, new_token
 
 AUTOPILOT_LEVEL = "basic"
 

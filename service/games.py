@@ -2,24 +2,23 @@
 the operations on it.  No Flask and no Redis here: the API loads a record from
 the store, calls one operation, and saves the record and the events it returns.
 
-A record is versioned JSON (``DOC_FORMAT``), serialized with orjson; the
-engine state inside it has its own format version.
+A record is versioned JSON (``DOC_FORMAT``, see :mod:`service.record_format`),
+serialized with orjson; the engine state inside it has its own format version.
+A new game's record is made by :func:`service.creation.create_record`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 from mypy_extensions import mypyc_attr
 
-from service import bots
+from service.bot_turns import History, play_bots
 from service.engine.codec import (
     chars_of_ids,
     game_for,
@@ -30,16 +29,11 @@ from service.engine.codec import (
     state_to_compact,
     state_to_dict,
 )
-from service.engine.errors import (
-    EngineError,
-    GameNotInProgressError,
-    InvalidOptionError,
-    StateFormatError,
-)
+from service.engine.errors import EngineError, GameNotInProgressError, StateFormatError
 from service.engine.moves import Move
 from service.engine.records import Event
-from service.engine.rules import Game, Options, preset
-from service.engine.shuffle import Shuffler, commitment, new_seed
+from service.engine.rules import Game, Options
+from service.engine.shuffle import commitment
 from service.engine.state import State
 from service.engine.view import (
     ArrangementKey,
@@ -50,33 +44,8 @@ from service.engine.view import (
     observe,
     seat_part,
 )
-
-DOC_FORMAT = 3
-"""3: the engine state in its compact form (cards one character each, no second
-copy of the options and seed) and the arranged hands' cards the same way; 2:
-the results of finished rounds are stored apart from the document (they change
-once a round, the document on every move), as in 3; 1 kept them inside."""
-READABLE_FORMATS = (1, 2, 3)
-DROP_RESULTS = b"-"
-"""What :meth:`GameRecord.results_to_save` answers when results stored apart must
-go (format 1 is being written again); never a JSON text."""
-
-_write_format = DOC_FORMAT
-
-
-def set_write_format(doc_format: int) -> None:
-    """The document format this process writes (``GAME_FORMAT``): 3, or an older
-    one while instances of a release that reads only that one may still load the
-    games (2 for the release before this one, 1 for the one before that).  All
-    three are always read."""
-    global _write_format
-    if doc_format not in READABLE_FORMATS:
-        raise ValueError(f"unknown game record format {doc_format!r}")
-    _write_format = doc_format
-
-
-History = Callable[[], list[dict[str, Any]]]
-TOKEN_BYTES = 32
+from service.record_format import DROP_RESULTS, READABLE_FORMATS, with_results, write_format
+from service.tokens import hash_token, new_token
 
 
 # Exceptions stay plain Python classes when this module is compiled: their
@@ -89,64 +58,6 @@ class HostingError(EngineError):
 @mypyc_attr(native_class=False)
 class GameFullError(HostingError):
     code = "GAME_FULL"
-
-
-def _urlsafe(nbytes: int) -> str:
-    """``nbytes`` random bytes, URL-safe, never starting with ``-`` (which a
-    command line would read as an option: ``--game -x...``)."""
-    while True:
-        text = secrets.token_urlsafe(nbytes)
-        if not text.startswith("-"):
-            return text
-
-
-def new_token() -> str:
-    """A bearer token: 256 random bits, URL-safe."""
-    return _urlsafe(TOKEN_BYTES)
-
-
-def hash_token(token: str) -> str:
-    """Only this hash of a token is ever stored."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def with_results(public: bytes, results: bytes, seat_part: bytes = b"{}") -> bytes:
-    """The view text made of :meth:`GameRecord.public_json`, the results' text and
-    the JSON of a seat's part (a seat's view), with no parsing.
-
-    >>> with_results(b'{"id":"g"}', b"[]")
-    b'{"id":"g","results":[]}'
-    >>> with_results(b'{"id":"g"}', b"[]", b'{"seat":1}')
-    b'{"id":"g","results":[],"seat":1}'
-    """
-    tail = b"}" if seat_part == b"{}" else b"," + seat_part[1:]
-    return public[:-1] + b',"results":' + results + tail
-
-
-def saved_public_view(public: bytes, results: bytes | None) -> bytes:
-    """The public view text as the store keeps it, completed with the results
-    stored apart (``results`` None: a format 1 text, which holds its own; an empty
-    text, saved by an old release without a public view, stays empty).
-
-    >>> saved_public_view(b'{"id":"g"}', b"[]"), saved_public_view(b'{"id":"g"}', None)
-    (b'{"id":"g","results":[]}', b'{"id":"g"}')
-    """
-    return public if not public or results is None else with_results(public, results)
-
-
-GAME_ID_PATTERN = r"[A-Za-z0-9_-]{1,64}"
-"""What a game id looks like in a path (ours are 22 URL-safe characters; anything
-else is answered 404 before reaching Redis)."""
-
-
-def new_game_id() -> str:
-    """An unguessable game id (128 random bits)."""
-    return _urlsafe(16)
-
-
-def seed_from_client(seed: str | int) -> str:
-    """A client-chosen seed (any string or number) as the engine's hex seed."""
-    return hashlib.sha256(str(seed).encode()).hexdigest()
 
 
 @dataclass(slots=True)
@@ -232,17 +143,18 @@ class GameRecord:
     def to_bytes(self) -> bytes:
         """The document: without the results (:meth:`results_json`, stored apart),
         or with them when format 1 is written (:func:`set_write_format`)."""
-        compact = _write_format == 3
+        doc_format = write_format()
+        compact = doc_format == 3
         state: dict[str, Any] | None = None
         if self.state is not None:
             state = (
                 state_to_compact(self.state)
                 if compact
-                else state_to_dict(self.state, results=_write_format == 1)
+                else state_to_dict(self.state, results=doc_format == 1)
             )
         return orjson.dumps(
             {
-                "f": _write_format,
+                "f": doc_format,
                 "id": self.id,
                 "ruleset": self.ruleset,
                 "options": self.options.to_dict(),
@@ -283,7 +195,7 @@ class GameRecord:
     def results_to_save(self) -> bytes | None:
         """:meth:`results_json` when it differs from what is stored apart, else None
         (:data:`DROP_RESULTS` when format 1 is written and some are stored apart)."""
-        if _write_format == 1:
+        if write_format() == 1:
             return None if self.stored_results is None else DROP_RESULTS
         text = self.results_json()
         return None if text == self.stored_results else text
@@ -382,7 +294,7 @@ class GameRecord:
         return public[:-1] + b"," + orjson.dumps(self._seat_part(seat))[1:]
 
     def _saved_public(self, bare: bytes) -> bytes:
-        return bare if _write_format >= 2 else with_results(bare, self.results_json())
+        return bare if write_format() >= 2 else with_results(bare, self.results_json())
 
     def _seat_part(self, seat: int) -> dict[str, Any]:
         if self.state is None:
@@ -487,7 +399,7 @@ class GameRecord:
         recent: Sequence[Event] = (),
     ) -> list[Event]:
         """Play the bots whose turn it is, then start the next human's clock."""
-        events = self._play_bots(history, recent)
+        events = play_bots(self, history, recent)
         self.reset_deadline(now)
         return events
 
@@ -504,95 +416,3 @@ class GameRecord:
             return []
         self.state, deal = State.start(self.game, self.seed)
         return [Event("game_started", {"seats": len(self.seats)}), *deal, *self.after_turn()]
-
-    def _play_bots(
-        self, history: History | None = None, recent: Sequence[Event] = ()
-    ) -> list[Event]:
-        state = self.state
-        events: list[Event] = []
-        stored: list[dict[str, Any]] | None = None
-        while state is not None and state.round is not None:
-            level = self.seats[state.round.turn].bot
-            if level is None:
-                break
-            seat = state.round.turn
-            rng = Shuffler.from_hex(self.seed).rng(
-                "bot", seat, len(state.results), _turn_key(state)
-            )
-            past = None
-            if level in bots.TRACKING and history is not None:
-                stored = history() if stored is None else stored
-                past = stored + [e.to_dict() for e in [*recent, *events] if e.is_public]
-            move = bots.decide(level, observe(state, seat), rng, past)
-            events += [_as_bot(e, seat) for e in state.apply(seat, move)]
-        return events
-
-
-def _turn_key(state: State) -> int:
-    rnd = state.round
-    assert rnd is not None
-    return rnd.turns_taken * 2 + (rnd.phase.value == "discard")
-
-
-def _as_bot(event: Event, seat: int) -> Event:
-    if event.data.get("seat") == seat and event.type in ("drew", "discarded", "went_out"):
-        return Event(event.type, {**event.data, "bot": True}, event.seat)
-    return event
-
-
-def create_record(
-    players: list[dict[str, Any]],
-    seats: int | None,
-    ruleset: str,
-    overrides: dict[str, Any],
-    seed: str | int | None,
-    allow_seed: bool,
-    turn_timeout: int | None = None,
-    autopilot_after: int | None = None,
-) -> tuple[GameRecord, dict[int, str], list[Event]]:
-    """A new game record, the tokens of its human seats, and its first events.
-
-    Raises :class:`InvalidOptionError` (422) for bad options, seat counts or bots.
-    """
-    options = Options.from_dict(overrides, base=preset(ruleset))
-    total = len(players) if seats is None else seats
-    if total < len(players):
-        raise InvalidOptionError(
-            f"seats ({total}) is less than the number of players given ({len(players)})",
-            field="seats",
-        )
-    Game(total, options)  # validates the seat count and decks
-    for player in players:
-        if player.get("bot") is not None and player["bot"] not in bots.LEVELS:
-            raise InvalidOptionError(
-                f"unknown bot level {player['bot']!r}; expected one of {', '.join(bots.LEVELS)}",
-                field="bot",
-            )
-    if all(p.get("bot") for p in players) and total == len(players):
-        raise InvalidOptionError(
-            "a game needs at least one human or open seat; simulate bot-only games "
-            "with three-thirteen-sim",
-            field="players",
-        )
-    seeded = seed is not None and allow_seed
-    record = GameRecord(
-        id=new_game_id(),
-        ruleset=ruleset,
-        options=options,
-        seats=[Seat(i) for i in range(total)],
-        seed=seed_from_client(seed) if seeded and seed is not None else new_seed(),
-        seeded=seeded,
-        turn_timeout=turn_timeout,
-        autopilot_after=autopilot_after,
-    )
-    tokens: dict[int, str] = {}
-    events = [Event("game_created", {"seats": total, "ruleset": ruleset})]
-    for i, player in enumerate(players):
-        seat = record.seats[i]
-        seat.name, seat.bot = player["name"], player.get("bot")
-        if seat.bot is None:
-            tokens[i] = new_token()
-            seat.token_hash = hash_token(tokens[i])
-        events.append(Event("player_joined", {"seat": i, "name": seat.name, "bot": seat.bot}))
-    events += record._start_if_full()
-    return record, tokens, events

@@ -38,8 +38,10 @@ from service.api.persistence import (
     unauthorized,
 )
 from service.api.problems import ApiError
+from service.creation import create_record
 from service.engine.moves import Move
-from service.games import GameRecord, create_record, saved_public_view
+from service.games import GameRecord
+from service.record_format import saved_public_view
 from service.store import GameExists, GameNotFound
 
 blp = Blueprint(

@@ -36,7 +36,7 @@ from service.api.context import Call
 from service.api.persistence import bearer_token
 from service.api.problems import ApiError, problem
 from service.config import Config
-from service.games import hash_token
+from service.tokens import hash_token
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,10 @@ from service.api.context import Call, call, store
 from service.api.problems import ApiError
 from service.engine.records import Event
 from service.fairplay import apply_timeouts
-from service.games import GameRecord, hash_token, saved_public_view
+from service.games import GameRecord
+from service.record_format import saved_public_view
 from service.store import GameNotFound, IdempotentReplay, VersionConflict
+from service.tokens import hash_token
 
 MAX_ATTEMPTS = 4
 IDEMPOTENCY_KEY_MAX = 255

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 import orjson
 
 from service.engine.cards import cards_from_codes
-from service.games import DOC_FORMAT, GameRecord, set_write_format, with_results
+from service.games import GameRecord
+from service.record_format import DOC_FORMAT, set_write_format, with_results
 from service.store import key
 from tests.api.conftest import create_game, make_app
 

@@ -207,13 +207,13 @@ def test_ids_and_tokens_never_start_with_a_dash(monkeypatch):
     (the bot client test failed on such an id); such draws are made again."""
     import secrets
 
-    from service import games
+    from service import tokens
 
     draws = iter(["-first", "_second", "-third", "Fourth"])
     monkeypatch.setattr(secrets, "token_urlsafe", lambda nbytes: next(draws))
-    assert games.new_game_id() == "_second"
-    assert games.new_token() == "Fourth"
+    assert tokens.new_game_id() == "_second"
+    assert tokens.new_token() == "Fourth"
     monkeypatch.undo()
-    made = [games.new_game_id() for _ in range(300)] + [games.new_token() for _ in range(300)]
+    made = [tokens.new_game_id() for _ in range(300)] + [tokens.new_token() for _ in range(300)]
     assert not any(text.startswith("-") for text in made)
     assert len({len(text) for text in made[:300]}) == 1 and len(made[0]) == 22

@@ -1,0 +1,42 @@
+"""Secrets and ids of hosted games: bearer tokens (only their hashes are
+stored), game ids, and the engine seed of a client-chosen seed."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+TOKEN_BYTES = 32
+
+GAME_ID_PATTERN = r"[A-Za-z0-9_-]{1,64}"
+"""What a game id looks like in a path (ours are 22 URL-safe characters; anything
+else is answered 404 before reaching Redis)."""
+
+
+def _urlsafe(nbytes: int) -> str:
+    """``nbytes`` random bytes, URL-safe, never starting with ``-`` (which a
+    command line would read as an option: ``--game -x...``)."""
+    while True:
+        text = secrets.token_urlsafe(nbytes)
+        if not text.startswith("-"):
+            return text
+
+
+def new_token() -> str:
+    """A bearer token: 256 random bits, URL-safe."""
+    return _urlsafe(TOKEN_BYTES)
+
+
+def hash_token(token: str) -> str:
+    """Only this hash of a token is ever stored."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_game_id() -> str:
+    """An unguessable game id (128 random bits)."""
+    return _urlsafe(16)
+
+
+def seed_from_client(seed: str | int) -> str:
+    """A client-chosen seed (any string or number) as the engine's hex seed."""
+    return hashlib.sha256(str(seed).encode()).hexdigest()
