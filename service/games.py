@@ -44,7 +44,13 @@ from service.engine.view import (
     observe,
     seat_part,
 )
-from service.record_format import DROP_RESULTS, READABLE_FORMATS, with_results, write_format
+from service.record_format import (
+    DROP_RESULTS,
+    READABLE_FORMATS,
+    seat_parts_text,
+    with_results,
+    write_format,
+)
 from service.tokens import hash_token, new_token
 
 
@@ -286,6 +292,35 @@ class GameRecord:
         bare = orjson.dumps(self._public_view(version))
         part = orjson.dumps(self._seat_part(seat))
         return self._saved_public(bare), with_results(bare, self.results_json(), part)
+
+    def move_texts(self, version: int, seat: int) -> tuple[bytes, bytes, bytes]:
+        """:meth:`view_json` and :meth:`seat_parts_json`, built in one pass: the
+        public view as saved, ``seat``'s view (a move's answer) and every seat's
+        part as saved, ``seat``'s built once for both."""
+        bare = orjson.dumps(self._public_view(version))
+        part = orjson.dumps(self._seat_part(seat))
+        return (
+            self._saved_public(bare),
+            with_results(bare, self.results_json(), part),
+            self.seat_parts_json(version, (seat, part)),
+        )
+
+    def seat_parts_json(self, version: int, ready: tuple[int, bytes] | None = None) -> bytes:
+        """Every seat's part of its view at ``version``, keyed by its token's hash
+        (:func:`~service.record_format.seat_parts_text`), as saved beside the public
+        view: a seat's view then needs neither the document nor the engine
+        (``ready``: a seat's part built already).  Seats without a token (bots) have
+        no view."""
+        parts = []
+        for seat in self.seats:
+            if seat.token_hash is None:
+                continue
+            if ready is not None and ready[0] == seat.seat:
+                part = ready[1]
+            else:
+                part = orjson.dumps(self._seat_part(seat.seat))
+            parts.append((seat.token_hash, part))
+        return seat_parts_text(version, parts)
 
     def seat_view_json(self, public: bytes, seat: int) -> bytes:
         """``seat``'s view as JSON text, from the text of the public view of this

@@ -9,6 +9,8 @@ without parsing either text.
 
 from __future__ import annotations
 
+import hmac
+
 DOC_FORMAT = 3
 """3: the engine state in its compact form (cards one character each, no second
 copy of the options and seed) and the arranged hands' cards the same way; 2:
@@ -60,3 +62,35 @@ def saved_public_view(public: bytes, results: bytes | None) -> bytes:
     (b'{"id":"g","results":[]}', b'{"id":"g"}')
     """
     return public if not public or results is None else with_results(public, results)
+
+
+def seat_parts_text(version: int, parts: list[tuple[str, bytes]]) -> bytes:
+    """The text saved beside the public view with the seats' parts of their views
+    (``(token hash, seat part JSON)`` of every seat with a token), so that a seat's
+    view needs no document: the version it was built for, then a line per seat.
+
+    >>> seat_parts_text(7, [("ab", b'{"seat":0}'), ("cd", b'{"seat":1}')])
+    b'7\\nab {"seat":0}\\ncd {"seat":1}'
+    """
+    return b"\n".join([str(version).encode(), *(h.encode() + b" " + p for h, p in parts)])
+
+
+def seat_part_for(text: bytes, version: int, digest: str) -> bytes | None:
+    """The seat part in :func:`seat_parts_text`'s ``text`` of the token whose hash
+    is ``digest``, if it was saved for ``version`` (else None: a view then reads
+    the document).  Every line is compared, in constant time.
+
+    >>> text = seat_parts_text(7, [("ab", b'{"seat":0}'), ("cd", b'{"seat":1}')])
+    >>> seat_part_for(text, 7, "cd"), seat_part_for(text, 8, "cd"), seat_part_for(text, 7, "ef")
+    (b'{"seat":1}', None, None)
+    """
+    head, _, rest = text.partition(b"\n")
+    if not rest or head != str(version).encode():
+        return None
+    wanted = digest.encode()
+    found = None
+    for line in rest.split(b"\n"):
+        token_hash, _, part = line.partition(b" ")
+        if hmac.compare_digest(token_hash, wanted):
+            found = part
+    return found

@@ -96,11 +96,13 @@ def if_match_version() -> int | None:
 def snapshot(record: GameRecord, version: int) -> dict[str, Any]:
     """What is saved beside the document at ``version``: the public view, ready
     to send but for the results (``GET /v1/games/{id}`` then needs no document),
-    the deadline, and the results when they changed."""
+    every seat's part of its view (nor does ``GET /view``), the deadline, and the
+    results when they changed."""
     return {
         "public": record.public_json(version),
         "deadline": record.deadline,
         "results": record.results_to_save(),
+        "seat_parts": record.seat_parts_json(version),
     }
 
 
@@ -246,7 +248,7 @@ def change(
             )
         outcome = operation(version, record)
         new_version = version + 1
-        status, body, public, text = _answer_and_public(record, outcome, new_version)
+        status, body, public, text, seat_parts = _answer_and_public(record, outcome, new_version)
         saved = None
         if idem is not None:
             saved = (
@@ -264,6 +266,7 @@ def change(
                 public=public,
                 deadline=record.deadline,
                 results=record.results_to_save(),
+                seat_parts=seat_parts,
             )
         except IdempotentReplay as first:
             assert idem is not None
@@ -284,17 +287,19 @@ def change(
 
 def _answer_and_public(
     record: GameRecord, outcome: Outcome, version: int
-) -> tuple[int, Any, bytes, bytes]:
-    """``(status, body, public view, answer text)`` of an outcome at ``version``.
+) -> tuple[int, Any, bytes, bytes, bytes]:
+    """``(status, body, public view, answer text, seat parts)`` of an outcome at
+    ``version``.
 
-    A seat's view is built with the public view in one pass
-    (:meth:`GameRecord.view_json`); its body is then the JSON text itself."""
+    A seat's view is built with the public view and the seats' parts in one pass
+    (:meth:`GameRecord.move_texts`); its body is then the JSON text itself."""
     if outcome.build is None:
         assert outcome.seat is not None
-        public, text = record.view_json(version, outcome.seat)
-        return 200, orjson.Fragment(text), public, text
+        public, text, seat_parts = record.move_texts(version, outcome.seat)
+        return 200, orjson.Fragment(text), public, text, seat_parts
     status, body = outcome.build(version)
-    return status, body, record.public_json(version), orjson.dumps(body)
+    seat_parts = record.seat_parts_json(version)
+    return status, body, record.public_json(version), orjson.dumps(body), seat_parts
 
 
 def settle_timeouts(game_id: str, version: int, record: GameRecord) -> bool:

@@ -10,8 +10,10 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
 * ``t13:{id}:state`` hash — ``v`` version, ``d`` document, ``r`` the results of
   finished rounds (kept apart: the document changes on every move, they once a
   round; writes leave them alone when not given), ``p`` the public view
-  without those results, ``t`` turn deadline, ``s`` last event seq, ``n`` last
-  write id;
+  without those results, ``q`` every seated player's part of their view
+  (private: read only for the holder of its token, see
+  :func:`service.record_format.seat_part_for`), ``t`` turn deadline, ``s`` last
+  event seq, ``n`` last write id;
 * ``t13:{id}:events`` stream — entry id ``<seq>-0``, fields ``seat`` ("" public,
   "N" private to seat N) and ``e`` (the event JSON);
 * ``t13:{id}:idem:<hash>`` hash — ``f`` request fingerprint, ``r`` response.
@@ -168,13 +170,16 @@ class GameStore:
         public: bytes = b"",
         deadline: float | None = None,
         results: bytes | None = None,
+        seat_parts: bytes = b"",
     ) -> int:
         """Store a new game at version 1 with its first events; returns 1.
 
         ``public`` (the public view, ready to send) and ``deadline`` (of the
         current turn) are kept beside the document so that reads which need
         only them skip the document (see :meth:`load_public`); so are
-        ``results`` (see :meth:`load_game`; None stores none).
+        ``results`` (see :meth:`load_game`; None stores none) and
+        ``seat_parts``, the seats' parts of their views (see
+        :meth:`load_seat_view`; empty: none).
         Raises :class:`GameExists` if the id is taken.
         """
         self._ensure_connected()
@@ -188,6 +193,7 @@ class GameStore:
                     _deadline_arg(deadline),
                     _write_id(),
                     results or b"",
+                    seat_parts,
                     *_event_args(events),
                 ],
             )
@@ -205,6 +211,21 @@ class GameStore:
         if version is None:
             return None
         return int(version), float(deadline) if deadline else None, public or b"", results
+
+    def load_seat_view(
+        self, game_id: str
+    ) -> tuple[int, float | None, bytes, bytes | None, bytes] | None:
+        """:meth:`load_public` plus the seats' parts of their views saved with
+        the last change (``b""`` if none were): ``(version, turn deadline,
+        public view, results, seat parts)``, or None if there is no game."""
+        with translate_errors():
+            [(version, deadline, public, results, parts)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r", "q")
+            )
+        if version is None:
+            return None
+        deadline_at = float(deadline) if deadline else None
+        return int(version), deadline_at, public or b"", results, parts or b""
 
     def load_game(self, game_id: str) -> tuple[int, bytes, bytes | None] | None:
         """``(version, document, results)`` of a game (results None when they were
@@ -281,11 +302,13 @@ class GameStore:
         public: bytes = b"",
         deadline: float | None = None,
         results: bytes | None = None,
+        seat_parts: bytes = b"",
     ) -> int:
         """Replace the document if the game is still at ``expected_version``; append events.
 
         ``results`` replaces the results stored apart (None leaves them as they
-        are, ``b"-"`` deletes them).
+        are, ``b"-"`` deletes them); ``seat_parts`` replaces the seats' parts of
+        their views (empty: none, and a view then reads the document).
 
         Atomic: the version check, the new document, the events (numbered on
         from the game's last seq), the TTL refresh and, with ``idempotency =
@@ -313,6 +336,7 @@ class GameStore:
             _deadline_arg(deadline),
             _write_id(),
             results or b"",
+            seat_parts,
             *_event_args(events),
         ]
         if idempotency is not None:

@@ -21,8 +21,9 @@ CREATE_SCRIPT = (
 -- Create a game at version 1 with its first events.
 -- KEYS[1] state hash, KEYS[2] event stream
 -- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
--- ("" = none), ARGV[5] write id, ARGV[6] results ("" = none), ARGV[7] number of events n,
--- ARGV[8 .. 7 + 2n] seat, event pairs (seat "" = public)
+-- ("" = none), ARGV[5] write id, ARGV[6] results ("" = none), ARGV[7] the seats' parts
+-- of their views ("" = none), ARGV[8] number of events n,
+-- ARGV[9 .. 8 + 2n] seat, event pairs (seat "" = public)
 -- Returns -1 if the game exists already (unless this very write made it: a retry
 -- after a lost reply), else the last event seq.
 local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's')
@@ -32,13 +33,13 @@ if made[1] then
 end
 redis.call('DEL', KEYS[2])
 local seq = 0
-local n = tonumber(ARGV[7])
-local first = 8
+local n = tonumber(ARGV[8])
+local first = 9
 """
     + _APPEND_EVENTS
     + """
 redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', ARGV[4],
-           'n', ARGV[5])
+           'n', ARGV[5], 'q', ARGV[7])
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[6]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
@@ -52,9 +53,10 @@ COMMIT_SCRIPT = (
 -- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) idempotency hash
 -- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
 -- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
--- ARGV[7] results ("" = unchanged, "-" = drop them), ARGV[8] number of events n,
--- ARGV[9 .. 8 + 2n] seat, event pairs (seat "" = public);
--- with KEYS[3]: ARGV[9 + 2n] fingerprint, ARGV[10 + 2n] response, ARGV[11 + 2n] its TTL (s)
+-- ARGV[7] results ("" = unchanged, "-" = drop them), ARGV[8] the seats' parts of their
+-- views ("" = none: always written, so none is ever left from an older version),
+-- ARGV[9] number of events n, ARGV[10 .. 9 + 2n] seat, event pairs (seat "" = public);
+-- with KEYS[3]: ARGV[10 + 2n] fingerprint, ARGV[11 + 2n] response, ARGV[12 + 2n] its TTL (s)
 -- Returns {1, new version, last seq} on success -- also when the last write of the
 -- game carries this write id (the client library retried a write whose reply was
 -- lost); {0, current version} on a conflict; {-1, 0} if the game does not exist;
@@ -63,8 +65,8 @@ COMMIT_SCRIPT = (
 local state = redis.call('HMGET', KEYS[1], 'v', 's', 'n')
 if not state[1] then return {-1, 0} end
 if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2])} end
-local n = tonumber(ARGV[8])
-local first = 9
+local n = tonumber(ARGV[9])
+local first = 10
 if KEYS[3] then
   local old = redis.call('HMGET', KEYS[3], 'f', 'r')
   if old[1] then return {-2, 0, old[1], old[2]} end
@@ -77,7 +79,7 @@ local seq = tonumber(state[2] or '0')
     + """
 version = version + 1
 redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 't', ARGV[5],
-           'n', ARGV[6])
+           'n', ARGV[6], 'q', ARGV[8])
 if ARGV[7] == '-' then redis.call('HDEL', KEYS[1], 'r')
 elseif ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[7]) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
