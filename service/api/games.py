@@ -311,7 +311,19 @@ class Moves(MethodView):
 
 
 def public_view(game_id: str) -> Answer:
-    """``GET /v1/games/{id}``: the public view saved with the last change."""
+    """``GET /v1/games/{id}``: the public view saved with the last change.
+
+    A conditional GET (a client polling) first reads only the version: a 304
+    then costs no view's bytes; a changed game costs a second round trip."""
+    if call().header("If-None-Match"):
+        known = store().load_version(game_id)
+        if known is None:
+            raise GameNotFound(game_id)
+        version, deadline = known
+        if deadline is None or time.time() < deadline:
+            unchanged = not_modified(version)
+            if unchanged is not None:
+                return unchanged
     found = store().load_public(game_id)
     if found is None:
         raise GameNotFound(game_id)

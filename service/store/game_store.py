@@ -212,6 +212,15 @@ class GameStore:
             return None
         return int(version), float(deadline) if deadline else None, public or b"", results
 
+    def load_version(self, game_id: str) -> tuple[int, float | None] | None:
+        """``(version, turn deadline)`` of a game, or None if there is none: what a
+        conditional GET needs to answer 304 (one round trip of a few bytes)."""
+        with translate_errors():
+            [(version, deadline)] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), "v", "t"))
+        if version is None:
+            return None
+        return int(version), float(deadline) if deadline else None
+
     def load_seat_view(
         self, game_id: str
     ) -> tuple[int, float | None, bytes, bytes | None, bytes] | None:

@@ -1,0 +1,38 @@
+"""A conditional GET of the public view (a client polling) reads only the game's
+version when it is answered 304, and the whole saved view otherwise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from service.store import GameStore
+from tests.api.conftest import create_game
+
+
+def test_a_304_reads_no_view_and_a_changed_game_answers_its_view(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    original = GameStore.load_public
+
+    def counting(self: GameStore, game_id: str) -> Any:
+        reads.append(game_id)
+        return original(self, game_id)
+
+    monkeypatch.setattr(GameStore, "load_public", counting)
+    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="conditional")
+    path = f"/v1/games/{game.id}"
+    unchanged = client.get(path, headers={"If-None-Match": '"1"'})
+    assert unchanged.status_code == 304 and unchanged.headers["ETag"] == '"1"'
+    assert unchanged.get_data() == b"" and reads == []
+    seat = game.public()["round"]["turn"]
+    assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 200
+    reads.clear()
+    changed = client.get(path, headers={"If-None-Match": '"1"'})
+    assert changed.status_code == 200 and changed.headers["ETag"] == '"2"'
+    assert changed.get_json() == game.public() and reads == [game.id, game.id]
+    missing = client.get("/v1/games/no-such-game", headers={"If-None-Match": '"1"'})
+    assert missing.status_code == 404
