@@ -777,14 +777,8 @@ static void hand_search(Search *s, const Hand *h, const int64_t *pts, int all_wi
 
 /* ---------------------------------------------------------------- Python glue */
 
-static PyObject *ids_tuple(int first, const Cards *mask, int descending) {
-    int ids[128];
-    int n = 0;
-    ids[n++] = first;
-    int rest[128], m = 0;
-    for (int id = 0; id < MAX_ID; id++)
-        for (int c = count_of(mask, id); c > 0; c--) rest[m++] = id;
-    for (int k = 0; k < m; k++) ids[n++] = descending ? rest[m - 1 - k] : rest[k];
+/* A tuple of `n` ints. */
+static PyObject *int_tuple(const int *ids, int n) {
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;
     for (int k = 0; k < n; k++) {
@@ -796,6 +790,17 @@ static PyObject *ids_tuple(int first, const Cards *mask, int descending) {
         PyTuple_SET_ITEM(t, k, id);
     }
     return t;
+}
+
+static PyObject *ids_tuple(int first, const Cards *mask, int descending) {
+    int ids[128];
+    int n = 0;
+    ids[n++] = first;
+    int rest[128], m = 0;
+    for (int id = 0; id < MAX_ID; id++)
+        for (int c = count_of(mask, id); c > 0; c--) rest[m++] = id;
+    for (int k = 0; k < m; k++) ids[n++] = descending ? rest[m - 1 - k] : rest[k];
+    return int_tuple(ids, n);
 }
 
 /* The steps of a plan as the Python's Result lists them: (ids, need, "set" |
@@ -1098,21 +1103,6 @@ static int read_hand(PyObject *seq, int wr_base, Hand *h) {
 fail:
     Py_DECREF(fast);
     return -1;
-}
-
-/* A tuple of `n` ints. */
-static PyObject *int_tuple(const int *ids, int n) {
-    PyObject *t = PyTuple_New(n);
-    if (!t) return NULL;
-    for (int k = 0; k < n; k++) {
-        PyObject *id = PyLong_FromLong(ids[k]);
-        if (!id) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, k, id);
-    }
-    return t;
 }
 
 /* The groups of an assembly as a tuple of id tuples. */
