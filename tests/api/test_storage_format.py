@@ -64,6 +64,7 @@ def as_format_2(redis_client, game_id: str) -> None:
     record = GameRecord.loaded(stored[b"d"], stored[b"r"])
     with writing(2):
         redis_client.hset(state_key, "d", record.to_bytes())
+    redis_client.hdel(state_key, "q")  # it saved no seat parts: views read the document
 
 
 def as_format_1(redis_client, game_id: str) -> None:
