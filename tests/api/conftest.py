@@ -78,3 +78,17 @@ def new_game(client: FlaskClient) -> Iterator[Any]:
         return create_game(client, [{"name": f"p{i}"} for i in range(n)], **body)
 
     yield make
+
+
+def store_reads(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
+    """The game ids ``GameStore.<method>`` is called with from now on (the test's
+    monkeypatch undoes the wrapping)."""
+    seen: list[str] = []
+    original = getattr(GameStore, method)
+
+    def counting(self: GameStore, game_id: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(game_id)
+        return original(self, game_id, *args, **kwargs)
+
+    monkeypatch.setattr(GameStore, method, counting)
+    return seen

@@ -3,26 +3,16 @@ version when it is answered 304, and the whole saved view otherwise."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from flask.testing import FlaskClient
 
-from service.store import GameStore
-from tests.api.conftest import create_game
+from tests.api.conftest import create_game, store_reads
 
 
 def test_a_304_reads_no_view_and_a_changed_game_answers_its_view(
     client: FlaskClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reads: list[str] = []
-    original = GameStore.load_public
-
-    def counting(self: GameStore, game_id: str) -> Any:
-        reads.append(game_id)
-        return original(self, game_id)
-
-    monkeypatch.setattr(GameStore, "load_public", counting)
+    reads = store_reads(monkeypatch, "load_public")
     game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="conditional")
     path = f"/v1/games/{game.id}"
     unchanged = client.get(path, headers={"If-None-Match": '"1"'})

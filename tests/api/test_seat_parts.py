@@ -11,23 +11,15 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 
-from service.store import GameStore, key
+from service.store import key
 from service.store.keys import STATE
-from tests.api.conftest import Game, create_game
+from tests.api.conftest import Game, create_game, store_reads
 
 
 @pytest.fixture
 def document_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The game ids a seat's view loaded the document for."""
-    seen: list[str] = []
-    original = GameStore.load_for_view
-
-    def counting(self: GameStore, game_id: str) -> Any:
-        seen.append(game_id)
-        return original(self, game_id)
-
-    monkeypatch.setattr(GameStore, "load_for_view", counting)
-    return seen
+    return store_reads(monkeypatch, "load_for_view")
 
 
 def _answer(client: FlaskClient, game: Game, seat: int, **headers: str) -> tuple[Any, ...]:
