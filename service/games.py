@@ -273,7 +273,7 @@ class GameRecord:
 
         In that order: the public view but its results (:meth:`public_json`),
         ``results``, then the seat's part (:func:`seat_part`); the texts of
-        :meth:`view_json` and :func:`with_results` rely on it."""
+        :meth:`move_texts` and :func:`with_results` rely on it."""
         out = self._public_view(version)
         out["results"] = orjson.Fragment(self.results_json())
         if seat is not None:
@@ -285,18 +285,11 @@ class GameRecord:
         which :func:`with_results` adds when it is read (with them in format 1)."""
         return self._saved_public(orjson.dumps(self._public_view(version)))
 
-    def view_json(self, version: int, seat: int) -> tuple[bytes, bytes]:
-        """:meth:`public_json` and ``seat``'s view as JSON text, built in one pass:
-        the seat's text is the public one with the results and the seat's part
-        appended (a move saves the first and answers the second)."""
-        bare = orjson.dumps(self._public_view(version))
-        part = orjson.dumps(self._seat_part(seat))
-        return self._saved_public(bare), with_results(bare, self.results_json(), part)
-
     def move_texts(self, version: int, seat: int) -> tuple[bytes, bytes, bytes]:
-        """:meth:`view_json` and :meth:`seat_parts_json`, built in one pass: the
-        public view as saved, ``seat``'s view (a move's answer) and every seat's
-        part as saved, ``seat``'s built once for both."""
+        """The texts a move saves and answers, built in one pass: the public view
+        as saved (:meth:`public_json`), ``seat``'s view -- the public one with the
+        results and the seat's part appended -- and every seat's part as saved
+        (:meth:`seat_parts_json`), ``seat``'s built once for both."""
         bare = orjson.dumps(self._public_view(version))
         part = orjson.dumps(self._seat_part(seat))
         return (

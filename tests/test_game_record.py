@@ -1,6 +1,7 @@
-"""GameRecord.view_json: the one-pass texts a move saves and answers are exactly
-the public view (completed with the results stored apart) and the seat's view,
-at every stage of a game; and a record saved apart from its results loads back."""
+"""GameRecord.move_texts: the one-pass texts a move saves and answers are exactly
+the public view (completed with the results stored apart), the seat's view and
+every seat's saved part of it, at every stage of a game; and a record saved apart
+from its results loads back."""
 
 from __future__ import annotations
 
@@ -15,12 +16,17 @@ from service.engine.moves import Draw, Source
 from service.engine.state import Phase
 from service.fairplay import automatic_finish
 from service.games import GameRecord
-from service.record_format import DOC_FORMAT, set_write_format, with_results
+from service.record_format import DOC_FORMAT, seat_part_for, set_write_format, with_results
 
 
 def assert_texts_match(record: GameRecord, version: int) -> None:
     for seat in range(len(record.seats)):
-        public, text = record.view_json(version, seat)
+        public, text, parts = record.move_texts(version, seat)
+        assert parts == record.seat_parts_json(version)
+        token_hash = record.seats[seat].token_hash
+        if token_hash is not None:
+            part = seat_part_for(parts, version, token_hash)
+            assert part is not None and text.endswith(b"," + part[1:])
         assert "results" not in orjson.loads(public)
         assert with_results(public, record.results_json()) == orjson.dumps(record.view(version))
         assert text == orjson.dumps(record.view(version, seat))
@@ -146,7 +152,7 @@ def test_stored_arrangements_are_the_solved_ones_and_spare_the_solve() -> None:
     while record.state is not None and record.state.round is not None and version < 400:
         seat = play_turn(record)
         version += 1
-        record.view_json(version, seat)  # what a move answers: the mover's view
+        record.move_texts(version, seat)  # what a move answers: the mover's view
         doc, results = record.to_bytes(), record.results_json()
         rows = orjson.loads(doc)["arr"]
         if record.state.round is None:
