@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,19 +42,12 @@ from service.store.errors import (
     IdempotentReplay,
     VersionConflict,
 )
+from service.store.events import MAX_EVENTS_PER_READ, read_events
 from service.store.link import Link, ScriptCall, link_for
 from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT
-from service.store.shutdown import SHUTTING_DOWN
 
 Event = bytes | tuple[bytes, int | None]
 """An event: its JSON bytes, public; or ``(json, seat)`` — private to ``seat`` unless None."""
-
-BLOCK_CHUNK_SECONDS = 1.0
-"""A long poll blocks in chunks of this length (below the socket timeout); between
-chunks it checks :data:`~service.store.shutdown.SHUTTING_DOWN`, so it ends within
-about this long once the process is stopping."""
-
-MAX_EVENTS_PER_READ = 1000
 
 
 def _deadline_arg(deadline: float | None) -> str:
@@ -383,41 +375,11 @@ class GameStore:
         *,
         limit: int = MAX_EVENTS_PER_READ,
     ) -> tuple[list[tuple[int, bytes]], int]:
-        """Events with seq > ``after_seq`` visible to ``seat`` (None: public only), oldest first.
-
-        Returns ``(events, last_seq)`` where ``last_seq`` is the cursor for the
-        next call: the last seq examined, including other seats' private events
-        (an ``after_seq`` beyond the game's last seq is clamped to it).  At most
-        ``limit`` events are examined per call.  If none is visible and
-        ``wait_seconds`` > 0, waits (XREAD BLOCK, in short chunks) until one
-        arrives or the time is up; it stops waiting early (answering what it has)
-        once :func:`~service.store.shutdown.request_shutdown` was called.
-        Raises :class:`GameNotFound`.
-        """
-        deadline = time.monotonic() + max(0.0, wait_seconds)
-        state_key = keys.key(game_id, keys.STATE)
-        events_key = keys.key(game_id, keys.EVENTS)
-        after = max(0, int(after_seq))
-        client = self.client
-        with translate_errors():
-            pipe = client.pipeline(transaction=False)
-            pipe.hget(state_key, "s")
-            pipe.xrange(events_key, min=f"{after + 1}-0", max="+", count=limit)
-            last, entries = pipe.execute()
-        if last is None:
-            raise GameNotFound(game_id)
-        cursor = min(after, int(last))
-        found, cursor = _visible(entries, seat, cursor)
-        while not found and not SHUTTING_DOWN.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            block_ms = max(1, int(min(remaining, BLOCK_CHUNK_SECONDS) * 1000))
-            with translate_errors():
-                reply = client.xread({events_key: f"{cursor}-0"}, count=limit, block=block_ms)
-            for _stream, stream_entries in _streams(reply):
-                found, cursor = _visible(stream_entries, seat, cursor)
-        return found, cursor
+        """Events with seq > ``after_seq`` visible to ``seat`` (None: public only),
+        oldest first, and the cursor for the next call; with ``wait_seconds``, a
+        long poll.  See :func:`service.store.events.read_events`.  Raises
+        :class:`GameNotFound`."""
+        return read_events(self.client, game_id, after_seq, seat, wait_seconds, limit)
 
     def all_events(self, game_id: str, seat: int | None = None) -> list[tuple[int, bytes]]:
         """Every event visible to ``seat`` (None: public only), oldest first, read
@@ -430,23 +392,3 @@ class GameStore:
             if last <= after:
                 return out
             after = last
-
-
-def _streams(reply: Any) -> list[tuple[Any, Any]]:
-    """XREAD's reply as ``[(stream, entries)]`` (redis-py's default legacy shape)."""
-    return [(name, entries) for name, entries in reply or []]
-
-
-def _visible(
-    entries: Sequence[tuple[bytes, dict[bytes, bytes]]], seat: int | None, cursor: int
-) -> tuple[list[tuple[int, bytes]], int]:
-    """Filter stream entries to ``seat``; returns them and the last seq examined."""
-    wanted = b"" if seat is None else str(int(seat)).encode()
-    found: list[tuple[int, bytes]] = []
-    for entry_id, fields in entries:
-        seq = int(entry_id.split(b"-", 1)[0])
-        cursor = max(cursor, seq)
-        owner = fields.get(b"seat", b"")
-        if owner == b"" or owner == wanted:
-            found.append((seq, fields[b"e"]))
-    return found, cursor
