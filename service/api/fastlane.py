@@ -6,7 +6,7 @@ machinery -- context push, routing, flask-smorest's wrappers, the response
 object's finalisation -- costs more than the work these requests do, so
 :class:`FastLane` sits between the WSGI middleware and Flask and answers them
 itself by calling **the same handlers** the Flask views call
-(:func:`service.api.games.public_view`, ``player_view``, ``make_move``), with
+(:func:`service.api.handlers.public_view`, ``player_view``, ``make_move``), with
 the same error mapping (:func:`service.api.problems.answer_for`).  The HTTP
 contract is unchanged; the Flask routes stay (the spec is built from them and
 they answer everything the fast lane passes on).
@@ -26,7 +26,7 @@ from typing import Any
 from flask import Response
 from werkzeug.http import is_entity_header
 
-from service.api import games, problems
+from service.api import handlers, problems
 from service.api.answers import Answer
 from service.api.context import CALL_KEY, Call, Services
 from service.api.middleware import ROUTE_KEY, StartResponse, WSGIApp
@@ -38,9 +38,9 @@ GAME_PATH = re.compile(rf"/v1/games/({GAME_ID_PATTERN})(/view|/moves)?")
 
 # (method, path suffix) -> (handler, route template as Flask names it, for the metrics)
 ROUTES: dict[tuple[str, str], tuple[Handler, str]] = {
-    ("GET", ""): (games.public_view, "/v1/games/<game_id:game_id>"),
-    ("GET", "/view"): (games.player_view, "/v1/games/<game_id:game_id>/view"),
-    ("POST", "/moves"): (games.make_move, "/v1/games/<game_id:game_id>/moves"),
+    ("GET", ""): (handlers.public_view, "/v1/games/<game_id:game_id>"),
+    ("GET", "/view"): (handlers.player_view, "/v1/games/<game_id:game_id>/view"),
+    ("POST", "/moves"): (handlers.make_move, "/v1/games/<game_id:game_id>/moves"),
 }
 
 

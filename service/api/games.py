@@ -1,49 +1,39 @@
 """Games over HTTP: create, join, views, moves and events.
 
 Each handler loads the game, calls one operation of :mod:`service.games` (which
-calls the engine), saves, and dumps the answer.  Errors are mapped to
-problem+json by :mod:`service.api.problems`.
+calls the engine), saves, and dumps the answer.  The hot ones (the views and
+moves) are answered by :mod:`service.api.handlers`, which the fast lane calls
+too.  Errors are mapped to problem+json by :mod:`service.api.problems`.
 """
 
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 from typing import Any
 
 import orjson
 from flask import Response, request, url_for
 from flask.views import MethodView
-from marshmallow import ValidationError
 
-from service.api import metrics, schemas
-from service.api.answers import Answer, json_answer, raw_json_answer
+from service.api import handlers, metrics, schemas
 from service.api.blueprint import Blueprint
-from service.api.context import call, services, store
+from service.api.context import services, store
 from service.api.persistence import (
     Idempotency,
     Outcome,
-    bearer_token,
     change,
     current,
-    current_with_public,
     events_payload,
     idempotency,
     json_response,
-    not_modified,
     replay,
     require_seat,
     saved_answer,
     snapshot,
-    unauthorized,
 )
-from service.api.problems import ApiError
 from service.creation import create_record
-from service.engine.moves import Move
 from service.games import GameRecord
-from service.record_format import saved_public_view, seat_part_for
-from service.store import GameExists, GameNotFound
-from service.tokens import hash_token
+from service.store import GameExists
 
 blp = Blueprint(
     "games", __name__, url_prefix="/v1/games", description="Create, join and play games"
@@ -176,7 +166,7 @@ class Game(MethodView):
         Everything a spectator may see: no card held in any hand, nothing about
         the stock's order. Supports `If-None-Match` (304).
         """
-        return public_view(game_id).response()
+        return handlers.public_view(game_id).response()
 
 
 @blp.route("/<game_id:game_id>/view")
@@ -191,7 +181,7 @@ class PlayerViewResource(MethodView):
         The public view plus the seat's hand, its legal moves and the best
         arrangement of its hand. Needs the seat's bearer token.
         """
-        return player_view(game_id).response()
+        return handlers.player_view(game_id).response()
 
 
 @blp.route("/<game_id:game_id>/players")
@@ -225,56 +215,6 @@ class Players(MethodView):
         return change(game_id, join).response()
 
 
-MOVE_LOADERS = {kind: schema() for kind, schema in schemas.MOVE_SCHEMAS.items()}
-
-
-MOVE_MEMO_MAX_BODY = 200  # bytes; a move is far shorter unless it lists melds
-
-
-def _parse_move() -> Move:
-    """The request's move, validated by its schema (422 when invalid).
-
-    Clients send the same few bodies over and over (``{"type":"draw",...}``,
-    a discard of one of 53 cards), so short bodies found valid are memoized:
-    the schema still decides every body, once."""
-    body = call().body()
-    if len(body) <= MOVE_MEMO_MAX_BODY:
-        return _parse_short_move(body)
-    return _parse_move_body(body)
-
-
-@lru_cache(maxsize=1024)
-def _parse_short_move(body: bytes) -> Move:
-    return _parse_move_body(body)  # an invalid body raises: nothing is cached
-
-
-def _parse_move_body(body: bytes) -> Move:
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        raise ApiError("INVALID_JSON", "the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise ApiError(
-            "VALIDATION_ERROR",
-            "a move is a JSON object",
-            errors={"_schema": ["expected an object"]},
-        )
-    schema = MOVE_LOADERS.get(data.get("type"))  # type: ignore[arg-type]
-    if schema is None:
-        raise ApiError(
-            "VALIDATION_ERROR",
-            "unknown move type; expected draw, discard or go_out",
-            errors={"type": ["must be one of: draw, discard, go_out"]},
-        )
-    try:
-        schema.load(data)
-    except ValidationError as exc:
-        raise ApiError(
-            "VALIDATION_ERROR", "some fields are invalid; see errors", errors=exc.messages
-        ) from None
-    return Move.from_dict(data)
-
-
 MOVE_BODY = {
     "required": True,
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Move"}}},
@@ -304,105 +244,7 @@ class Moves(MethodView):
         `If-Match: "<version>"` to act only on the version you saw, and
         `Idempotency-Key` to make retries safe. Answers with your new view.
         """
-        return make_move(game_id).response()
-
-
-# -- the hot handlers: also answered by the fast lane (service.api.fastlane) -------
-
-
-def public_view(game_id: str) -> Answer:
-    """``GET /v1/games/{id}``: the public view saved with the last change.
-
-    A conditional GET (a client polling) first reads only the version: a 304
-    then costs no view's bytes; a changed game costs a second round trip."""
-    if call().header("If-None-Match"):
-        known = store().load_version(game_id)
-        if known is None:
-            raise GameNotFound(game_id)
-        version, deadline = known
-        if deadline is None or time.time() < deadline:
-            unchanged = not_modified(version)
-            if unchanged is not None:
-                return unchanged
-    found = store().load_public(game_id)
-    if found is None:
-        raise GameNotFound(game_id)
-    version, deadline, public, results = found
-    if not public or (deadline is not None and time.time() >= deadline):
-        # an overdue turn is played first; a game saved without its public
-        # view (by an older release) has it built from the document
-        version, record = current(game_id)
-        public = orjson.dumps(record.view(version))
-    else:
-        public = saved_public_view(public, results)
-    unchanged = not_modified(version)
-    if unchanged is not None:
-        return unchanged
-    return raw_json_answer(public, version=version)
-
-
-def player_view(game_id: str) -> Answer:
-    """``GET /v1/games/{id}/view``: the view of the seat holding the token (the
-    public view saved with the game, plus the seat's part saved beside it).
-
-    Read without the document when both were saved with the last change and no
-    turn is overdue; anything else -- no or another token (401), an overdue
-    turn, a game saved by an older release -- takes the document's way, which
-    gives the same answers."""
-    found = store().load_seat_view(game_id)
-    if found is None:
-        raise GameNotFound(game_id)
-    version, deadline, public, results, parts = found
-    token = bearer_token()
-    if public and parts and token and (deadline is None or time.time() < deadline):
-        part = seat_part_for(parts, version, hash_token(token))
-        if part is not None:
-            unchanged = not_modified(version)
-            if unchanged is not None:
-                return unchanged
-            text = saved_public_view(public, results)
-            return raw_json_answer(text[:-1] + b"," + part[1:], version=version)
-    return _player_view_from_document(game_id)
-
-
-def _player_view_from_document(game_id: str) -> Answer:
-    version, record, public = current_with_public(game_id)
-    seat = require_seat(record)
-    unchanged = not_modified(version)
-    if unchanged is not None:
-        return unchanged
-    if not public:
-        return json_answer(record.view(version, seat), version=version)
-    return raw_json_answer(record.seat_view_json(public, seat), version=version)
-
-
-def make_move(game_id: str) -> Answer:
-    """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
-    current = call()
-    if current.services.count_move is not None:  # rate limits on: every attempt counts
-        current.services.count_move(current)
-    if bearer_token() is None:
-        raise unauthorized("send Authorization: Bearer <token> for your seat")
-    move = _parse_move()
-
-    def play(version: int, record: GameRecord) -> Outcome:
-        seat = require_seat(record)
-        events = record.play(seat, move, history=lambda: public_events(game_id))
-        finished = record.status == "finished"
-
-        def count() -> None:  # once saved: a move retried after a lost race counts once
-            metrics.count_move(move.type)
-            if finished:
-                metrics.GAMES_FINISHED.inc()
-
-        return Outcome(events, seat=seat, committed=count)
-
-    return change(game_id, play, conditional=True)
-
-
-def public_events(game_id: str) -> list[dict[str, Any]]:
-    """Every public event of a game (for bots that track the cards)."""
-    return [orjson.loads(raw) for _seq, raw in store().all_events(game_id)]
+        return handlers.make_move(game_id).response()
 
 
 @blp.route("/<game_id:game_id>/events")
