@@ -29,21 +29,16 @@ import argparse
 import json
 import os
 import random
-import signal
-import subprocess
 import sys
 import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 import redis
 import requests
 
@@ -51,183 +46,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from service.engine.cards import Card  # noqa: E402
-from service.engine.codec import state_to_dict  # noqa: E402
-from service.engine.moves import Discard, Draw, GoOut, Move, Source  # noqa: E402
-from service.engine.rules import Game, Options  # noqa: E402
-from service.engine.state import State  # noqa: E402
-from service.games import GameRecord  # noqa: E402
-from service.store.keys import STATE, key  # noqa: E402
-from service.tokens import seed_from_client  # noqa: E402
-from tests.redis_server import RedisServer, free_port  # noqa: E402
+from bench._soak_cluster import cluster  # noqa: E402
+from bench._soak_replay import verify_game  # noqa: E402
 
-VENV_BIN = Path(sys.executable).parent
 RETRYABLE = {502, 503, 504}
-
-
-# -- replay ------------------------------------------------------------------------
-
-
-def moves_from_events(events: list[dict[str, Any]]) -> list[tuple[int, Move]]:
-    """The moves recorded in a game's public event log, in order."""
-    moves: list[tuple[int, Move]] = []
-    for event in events:
-        kind = event["type"]
-        if event.get("private"):
-            continue
-        if kind == "drew":
-            moves.append((event["seat"], Draw(Source(event["source"]))))
-        elif kind == "discarded":
-            moves.append((event["seat"], Discard(Card.parse(event["card"]))))
-        elif kind == "went_out":
-            melds = tuple(tuple(Card.parse(c) for c in m["cards"]) for m in event["melds"])
-            moves.append((event["seat"], GoOut(Card.parse(event["discard"]), melds)))
-        elif kind == "go_out_refused":
-            raise ValueError("a refused go-out claim cannot be replayed from public events")
-    return moves
-
-
-def replay(events: list[dict[str, Any]], view: dict[str, Any], seed: str) -> State | None:
-    """The engine state obtained by replaying ``events`` from the seed (None before the deal)."""
-    if not any(e["type"] == "game_started" for e in events):
-        return None
-    options = Options.from_dict(view["options"])
-    state = State.new(Game(len(view["players"]), options), seed_from_client(seed))
-    for seat, move in moves_from_events(events):
-        state.apply(seat, move)
-    return state
-
-
-def all_events(session: requests.Session, base: str, game_id: str) -> list[dict[str, Any]]:
-    """Every public event of a game (paging through ``after``)."""
-    out: list[dict[str, Any]] = []
-    after = 0
-    while True:
-        r = session.get(f"{base}/v1/games/{game_id}/events", params={"after": after}, timeout=10)
-        r.raise_for_status()
-        body = r.json()
-        out += body["events"]
-        if not body["events"] or body["last_seq"] <= after:
-            return out
-        after = body["last_seq"]
-
-
-def verify_game(
-    client: redis.Redis, session: requests.Session, base: str, game_id: str, seed: str
-) -> tuple[list[str], dict[str, Any]]:
-    """Check that a game's events replay to its stored state; returns (problems, public view)."""
-    problems: list[str] = []
-    r = session.get(f"{base}/v1/games/{game_id}", timeout=10)
-    if r.status_code != 200:
-        return [f"{game_id}: GET answered {r.status_code}"], {}
-    view = r.json()
-    events = all_events(session, base, game_id)
-    seqs = [e["seq"] for e in events]
-    if seqs != sorted(set(seqs)):
-        problems.append(f"{game_id}: event seqs not strictly increasing")
-    raw_doc = client.hget(key(game_id, STATE), "d")
-    if raw_doc is None:
-        return [f"{game_id}: no stored document"], view
-    doc = orjson.loads(raw_doc)
-    try:
-        state = replay(events, view, seed)
-    except Exception as exc:  # an illegal move in the log is a finding, not a crash
-        return [f"{game_id}: replay failed: {type(exc).__name__}: {exc}"], view
-    if state is None:
-        if doc["state"] is not None:
-            problems.append(f"{game_id}: stored state without a game_started event")
-        return problems, view
-    raw_results = client.hget(key(game_id, STATE), "r")
-    stored = GameRecord.loaded(raw_doc, raw_results).state  # whatever the document's format
-    if stored is None or state_to_dict(state, results=False) != state_to_dict(
-        stored, results=False
-    ):
-        problems.append(f"{game_id}: replayed state differs from the stored state")
-    stored_results = orjson.loads(raw_results or b"null")
-    if stored_results != state.results.dicts():
-        problems.append(f"{game_id}: replayed results differ from the stored results")
-    if [p["total"] for p in view["players"]] != state.totals:
-        problems.append(f"{game_id}: totals differ from the replay")
-    if [res["number"] for res in view["results"]] != [res.number for res in state.results]:
-        problems.append(f"{game_id}: results differ from the replay")
-    if view["status"] == "finished" and view["winners"] != state.winners:
-        problems.append(f"{game_id}: winners differ from the replay")
-    return problems, view
-
-
-# -- processes ---------------------------------------------------------------------
-
-
-class Gunicorn:
-    """One gunicorn instance of the service, stopped by its PID."""
-
-    def __init__(
-        self, redis_url: str, log: Path, *, workers: int = 2, threads: int = 8, **env: str
-    ) -> None:
-        self.port = free_port()
-        self.log = log
-        environ = {
-            **os.environ,
-            "REDIS_URL": redis_url,
-            "ALLOW_SEEDED_GAMES": "true",
-            "RATE_LIMITS": "false",
-            "HOST": "127.0.0.1",
-            "PORT": str(self.port),
-            "WEB_CONCURRENCY": str(workers),
-            "GUNICORN_THREADS": str(threads),
-            "LOG_LEVEL": "WARNING",
-            **env,
-        }
-        environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
-        argv = [
-            str(VENV_BIN / "gunicorn"),
-            "-c",
-            str(ROOT / "deploy" / "gunicorn.conf.py"),
-            "--access-logfile",
-            "/dev/null",
-            "service.wsgi:app",
-        ]
-        self._log_file = log.open("ab")
-        self.process = subprocess.Popen(
-            argv, cwd=ROOT, env=environ, stdout=self._log_file, stderr=subprocess.STDOUT
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def wait_ready(self, timeout: float = 30) -> Gunicorn:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited: {self.log.read_text()[-2000:]}")
-            try:
-                if requests.get(self.url + "/readyz", timeout=1).status_code == 200:
-                    return self
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"gunicorn not ready: {self.log.read_text()[-2000:]}")
-
-    def workers(self) -> list[int]:
-        """PIDs of the master's worker processes."""
-        pid = self.process.pid
-        try:
-            text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-        except OSError:
-            return []
-        return [int(p) for p in text.split()]
-
-    def stop(self) -> None:
-        process = self.process
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self._log_file.close()
 
 
 # -- clients -----------------------------------------------------------------------
@@ -428,24 +250,6 @@ def _percentiles(values: list[float]) -> dict[str, float]:
         return round(1000 * ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))], 2)
 
     return {"p50_ms": pct(50), "p90_ms": pct(90), "p99_ms": pct(99), "max_ms": pct(100)}
-
-
-@contextmanager
-def cluster(work: Path, instances: int = 2, workers: int = 2) -> Iterator[tuple[str, list[str]]]:
-    """A private Redis (AOF) and ``instances`` gunicorn instances on it; all stopped by PID."""
-    server = RedisServer(extra_args=("--appendonly", "yes", "--appendfsync", "everysec"))
-    procs: list[Gunicorn] = []
-    try:
-        server.start()
-        for i in range(instances):
-            procs.append(Gunicorn(server.url, work / f"gunicorn-{i}.log", workers=workers))
-        for proc in procs:
-            proc.wait_ready()
-        yield server.url, [proc.url for proc in procs]
-    finally:
-        for proc in procs:
-            proc.stop()
-        server.cleanup()
 
 
 def run(duration: float = 60.0, clients: int = 12, work: Path | None = None) -> dict[str, Any]:

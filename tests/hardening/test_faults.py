@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import requests
 
-from bench.soak import Gunicorn, verify_game
+from bench._soak_cluster import Gunicorn
+from bench._soak_replay import verify_game
 from tests.api.conftest import create_game, make_app
 from tests.redis_server import LostReply, RedisServer, redis_server_binary
 
