@@ -54,7 +54,6 @@ a markdown table.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -80,11 +79,14 @@ from bench._games import (  # noqa: E402
 )
 from bench._load import run_python, run_wrk  # noqa: E402
 from bench._procs import Proc, Target, free_port, start_gunicorn, start_redis  # noqa: E402
-from bench._redis_stats import (  # noqa: E402
-    MAX_ROUND_TRIPS_PER_MOVE,
-    delta,
-    redis_counters,
-    round_trips,
+from bench._redis_stats import delta, redis_counters, round_trips  # noqa: E402
+from bench._summary import (  # noqa: E402
+    passed,
+    print_table,
+    scale_results,
+    scenario_results,
+    server_cost,
+    write_json,
 )
 from service.api.persistence import events_payload, snapshot  # noqa: E402
 from service.store import GameStore, key  # noqa: E402
@@ -92,11 +94,8 @@ from service.store.keys import EVENTS, STATE  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
-TARGETS = {"public_view": 0.60, "player_view": 0.60, "not_modified": 0.80, "moves": 0.50}
 SCENARIOS = ("ceiling", "public_view", "player_view", "not_modified", "moves")
 SCALE_SCENARIOS = ("player_view", "moves")  # also run against the service with --stored games
-MAX_SCALE_DIFF = 0.10
-VIEW_COST_TARGET_MS = 1.0  # "well under a millisecond": we report the median and p99
 
 WRK_INSTALL_HINT = (
     "wrk not found: install it with `sudo apt-get install -y wrk` (Debian/Ubuntu) for the "
@@ -106,24 +105,6 @@ WRK_INSTALL_HINT = (
 
 
 # --------------------------------------------------------------------------- main
-
-
-def server_cost(run: dict[str, Any]) -> float:
-    """CPU milliseconds the servers (gunicorn and Redis) spent per request."""
-    return float(run.get("server_cpu_ms", 0.0) + run.get("redis_cpu_ms", 0.0))
-
-
-def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "rps": statistics.median(r["rps"] for r in runs),
-        "p50_ms": statistics.median(r["p50_ms"] for r in runs),
-        "p99_ms": statistics.median(r["p99_ms"] for r in runs),
-        "bad": sum(r["bad"] for r in runs),
-        "server_cpu_ms": statistics.median(r.get("server_cpu_ms", 0.0) for r in runs),
-        "redis_cpu_ms": statistics.median(r.get("redis_cpu_ms", 0.0) for r in runs),
-        "requests": sum(r["requests"] for r in runs),
-        "runs": runs,
-    }
 
 
 def main() -> int:
@@ -320,42 +301,9 @@ def main() -> int:
                     if run_cost and large_cost:
                         scale_cpu_diffs[mode].append(large_cost / run_cost - 1)
                 before = after
-        main_results = {m: summarize(r) for m, r in runs.items()}
-        main_results["ceiling"]["ratio"] = 1.0
-        for mode in modes:
-            res = main_results[mode]
-            res["ratio"] = statistics.median(ratios[mode])
-            res["ratios"] = ratios[mode]
-            # for comparison with runs before the sandwich: to the ceiling before only
-            res["ratio_to_previous"] = statistics.median(previous_ratios[mode])
-            res["cpu_ratio"] = statistics.median(cpu_ratios[mode]) if cpu_ratios[mode] else None
+        main_results = scenario_results(runs, ratios, previous_ratios, cpu_ratios)
         trips = round_trips(move_counts, moves_done)
-        for mode, res in main_results.items():
-            res["target"] = TARGETS.get(mode)
-            res["pass"] = (
-                None if mode == "ceiling" else (res["ratio"] >= TARGETS[mode] and res["bad"] == 0)
-            )
-
-        scale = {}
-        for mode in SCALE_SCENARIOS:
-            large_summary = summarize(large_runs[mode])
-            diff = statistics.median(scale_diffs[mode])
-            scale[mode] = {
-                "rps_small": main_results[mode]["rps"],
-                "rps_large": large_summary["rps"],
-                # judged on the median of the paired differences: each pair ran
-                # interleaved (ABBA), so the machine's drift cancels out
-                "diff": diff,
-                "diffs": scale_diffs[mode],
-                # shown beside the verdict, not part of it: the servers' CPU per
-                # request (gunicorn + Redis) on the large store over the small one,
-                # median of the same pairs; steadier than req/s on a shared box
-                "cpu_diff": (
-                    statistics.median(scale_cpu_diffs[mode]) if scale_cpu_diffs[mode] else None
-                ),
-                "bad_large": large_summary["bad"],
-                "pass": abs(diff) < MAX_SCALE_DIFF and large_summary["bad"] == 0,
-            }
+        scale = scale_results(main_results, large_runs, scale_diffs, scale_cpu_diffs)
         scale_info = {
             "games_small": args.games,
             "games_large": args.games + made,
@@ -391,76 +339,10 @@ def main() -> int:
         "scale": scale_info,
         "view_cost": cost,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(result, args.out)
     print_table(result)
     print(f"\nwrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
-    ok = all(r["pass"] is not False for r in main_results.values())
-    ok &= trips["round_trips_per_move"] <= MAX_ROUND_TRIPS_PER_MOVE
-    ok &= all(s["pass"] for s in scale.values())
-    return 0 if ok else 1
-
-
-def print_table(result: dict[str, Any]) -> None:
-    meta = result["meta"]
-    print(
-        f"\nHTTP benchmark: {meta['generator']}, {meta['connections']} connections, gunicorn "
-        f"{meta['workers']}x{meta['threads']} gthread, {meta['cpus']} CPUs, median of "
-        f"{meta['repeats']} x {meta['duration_s']:g} s"
-    )
-    print(
-        f"{'scenario':14s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'ratio':>7s} "
-        f"{'target':>7s}  {'verdict':8s} {'by CPU':>7s}  paired ratios"
-    )
-    for mode, r in result["scenarios"].items():
-        target = f">={r['target']:.0%}" if r["target"] else "-"
-        verdict = "-" if r["pass"] is None else ("PASS" if r["pass"] else "FAIL")
-        if r["bad"]:
-            verdict += f" ({r['bad']} unexpected answers)"
-        by_cpu = f"{r['cpu_ratio']:7.0%}" if r.get("cpu_ratio") else f"{'-':>7s}"
-        paired = " ".join(f"{x:.0%}" for x in r.get("ratios", []))
-        print(
-            f"{mode:14s} {r['rps']:8.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} "
-            f"{r['ratio']:7.0%} {target:>7s}  {verdict:8s} {by_cpu}  {paired}"
-        )
-    print(
-        "(ratio: median of req/s over the mean req/s of the ceiling runs just before and "
-        "after; by CPU: "
-        "median of the ceiling's server CPU per request (gunicorn + Redis) over the "
-        "scenario's -- steadier on a shared box, same pairing)"
-    )
-    t = result["round_trips"]
-    print(
-        f"\nRedis round trips per move: {t['round_trips_per_move']:.2f} (target <= "
-        f"{t['target']:g}; socket reads per move {t['socket_reads_per_move']:.2f}) "
-        f"{'PASS' if t['round_trips_per_move'] <= t['target'] else 'FAIL'}"
-    )
-    print(f"  commands per move (commandstats, Lua's own calls included): {t['commands_per_move']}")
-    for players, b in result["bytes_per_game"].items():
-        print(
-            f"Bytes per game, {players} players, last round: {b['total_bytes']:,} "
-            f"(state {b['state_bytes']:,} incl. {b['document_bytes']:,}-byte document and "
-            f"{b.get('results_bytes', 0):,} bytes of results; "
-            f"{b['events']} events {b['events_bytes']:,})"
-        )
-    s = result["scale"]
-    for mode, r in s["by_scenario"].items():
-        print(
-            f"{s['games_small']:,} vs {s['games_large']:,} games, {mode}: {r['rps_small']:.0f} -> "
-            f"{r['rps_large']:.0f} req/s (median of paired runs {r['diff']:+.1%}: "
-            + " ".join(f"{d:+.0%}" for d in r["diffs"])
-            + (f"; CPU per request {r['cpu_diff']:+.1%}" if r.get("cpu_diff") is not None else "")
-            + ") "
-            f"{'PASS' if r['pass'] else 'FAIL'}"
-        )
-    v = result["view_cost"]
-    print(
-        f"observe(state, seat), {v['hand_sizes']}-card hands, {v['positions']} positions: median "
-        f"{v['observe']['median_ms']:.3f} ms, p99 {v['observe']['p99_ms']:.3f} ms "
-        f"(legal_moves {v['legal_moves']['median_ms']:.3f} ms, best_arrangement "
-        f"{v['arrangement']['median_ms']:.3f} ms; public view "
-        f"{v['observe_public']['median_ms']:.3f} ms)"
-    )
+    return 0 if passed(main_results, trips, scale, cost) else 1
 
 
 if __name__ == "__main__":
