@@ -46,12 +46,21 @@ def chart(data: dict[str, Any], out: Path) -> None:
         target = scenarios[n].get("target")
         if target:
             ax.hlines(target * 100, i - 0.38, i + 0.38, colors="black", linestyles="--", lw=1.5)
-            ax.text(i + 0.4, target * 100, f"target {target:.0%}", va="center", fontsize=7)
+            # above its own line, within its column: clear of the next bar's line
+            ax.text(
+                i + 0.38,
+                target * 100 + 0.8,
+                f"target {target:.0%}",
+                ha="right",
+                va="bottom",
+                fontsize=7,
+            )
     for bar, value, r, n in zip(bars, rps, ratios, names, strict=True):
         # inside the bar's top, clear of the target lines; above the bar when its
-        # top is so close above its target line that the label would cross it
+        # top is so close above its target line that the label would cross the
+        # line or the target's own label
         target = (scenarios[n].get("target") or 0) * 100
-        above = target and 0 <= r - target < 12
+        above = target and 0 <= r - target < 16
         ax.text(
             bar.get_x() + bar.get_width() / 2,
             r + 1.5 if above else r - 1.5,
