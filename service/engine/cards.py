@@ -244,7 +244,7 @@ def chars_of(cards: Iterable[Card]) -> str:
     >>> chars_of(parse_cards("AC 10H JK"))
     'aJ*'
     """
-    return "".join(map(_char_of, cards))
+    return "".join([card.char for card in cards])
 
 
 def cards_from_chars(text: str) -> list[Card]:
@@ -258,8 +258,6 @@ def cards_from_chars(text: str) -> list[Card]:
     except (KeyError, TypeError):
         raise MalformedError(f"not card characters: {text!r}", field="card") from None
 
-
-_char_of = attrgetter("char")
 
 
 def format_cards(cards: Iterable[Card]) -> str:
