@@ -259,7 +259,6 @@ def cards_from_chars(text: str) -> list[Card]:
         raise MalformedError(f"not card characters: {text!r}", field="card") from None
 
 
-
 def format_cards(cards: Iterable[Card]) -> str:
     """Print cards as space-separated codes.
 
