@@ -105,9 +105,9 @@ def _player_view_from_document(game_id: str) -> Answer:
 
 def make_move(game_id: str) -> Answer:
     """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
-    current = call()
-    if current.services.count_move is not None:  # rate limits on: every attempt counts
-        current.services.count_move(current)
+    this_call = call()
+    if this_call.services.count_move is not None:  # rate limits on: every attempt counts
+        this_call.services.count_move(this_call)
     if bearer_token() is None:
         raise unauthorized("send Authorization: Bearer <token> for your seat")
     move = _parse_move()
