@@ -2,8 +2,10 @@
 
 ``summarize`` takes the medians of a scenario's runs; ``scenario_results`` and
 ``scale_results`` add the ratios to the ceiling and the verdicts against
-``TARGETS`` and ``MAX_SCALE_DIFF``, ``passed`` the overall verdict (the exit
-status).  ``write_json`` writes ``bench/results/http.json`` (read by
+``TARGETS`` and ``MAX_SCALE_DIFF``, ``with_view_cost_verdict`` the verdict of a
+seat view's cost against ``VIEW_COST_TARGET_MS``; ``passed`` is the overall
+verdict (the exit status), those three and the Redis round trips per move
+against ``MAX_ROUND_TRIPS_PER_MOVE``.  ``write_json`` writes ``bench/results/http.json`` (read by
 ``bench/report.py``) and ``print_table`` prints it at the end of a run.
 """
 
@@ -20,7 +22,7 @@ TARGETS = {"public_view": 0.60, "player_view": 0.60, "not_modified": 0.80, "move
 MAX_SCALE_DIFF = 0.10
 VIEW_COST_TARGET_MS = 1.0
 """A seat's view (arrangement and legal moves included) must cost "well under a
-millisecond": its p99 is held under this."""
+millisecond": its p99 must be below this."""
 
 
 def server_cost(run: dict[str, Any]) -> float:
@@ -114,6 +116,17 @@ def view_cost_passed(cost: dict[str, Any]) -> bool:
     return bool(cost["observe"]["p99_ms"] < VIEW_COST_TARGET_MS)
 
 
+def with_view_cost_verdict(cost: dict[str, Any]) -> dict[str, Any]:
+    """``cost`` (:func:`bench._games.view_cost`) with its target and verdict, as
+    ``http.json`` keeps them for ``bench/report.py``."""
+    return {**cost, "target_p99_ms": VIEW_COST_TARGET_MS, "pass": view_cost_passed(cost)}
+
+
+def hand_sizes(cost: dict[str, Any]) -> str:
+    """The hand sizes of the view-cost positions, as ``14`` or ``13/14``."""
+    return "/".join(map(str, cost["hand_sizes"]))
+
+
 def write_json(result: dict[str, Any], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
@@ -173,10 +186,11 @@ def print_table(result: dict[str, Any]) -> None:
         )
     v = result["view_cost"]
     print(
-        f"observe(state, seat), {v['hand_sizes']}-card hands, {v['positions']} positions: median "
+        f"observe(state, seat), {hand_sizes(v)}-card hands, {v['positions']} positions: median "
         f"{v['observe']['median_ms']:.3f} ms, p99 {v['observe']['p99_ms']:.3f} ms "
         f"(legal_moves {v['legal_moves']['median_ms']:.3f} ms, best_arrangement "
         f"{v['arrangement']['median_ms']:.3f} ms; public view "
-        f"{v['observe_public']['median_ms']:.3f} ms; target p99 < {VIEW_COST_TARGET_MS:g} ms) "
-        f"{'PASS' if view_cost_passed(v) else 'FAIL'}"
+        f"{v['observe_public']['median_ms']:.3f} ms; target p99 < "
+        f"{v.get('target_p99_ms', VIEW_COST_TARGET_MS):g} ms) "
+        f"{'PASS' if v.get('pass', view_cost_passed(v)) else 'FAIL'}"
     )

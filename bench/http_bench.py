@@ -81,11 +81,13 @@ from bench._load import run_python, run_wrk  # noqa: E402
 from bench._procs import Proc, Target, free_port, start_gunicorn, start_redis  # noqa: E402
 from bench._redis_stats import delta, redis_counters, round_trips  # noqa: E402
 from bench._summary import (  # noqa: E402
+    hand_sizes,
     passed,
     print_table,
     scale_results,
     scenario_results,
     server_cost,
+    with_view_cost_verdict,
     write_json,
 )
 from service.api.persistence import events_payload, snapshot  # noqa: E402
@@ -162,9 +164,9 @@ def main() -> int:
         log(f"redis-server on port {redis_port} (pid {redis_proc.proc.pid})")
 
         # -- in-process view cost
-        cost = view_cost(300, 15)
+        cost = with_view_cost_verdict(view_cost(300, 15))
         log(
-            f"observe(state, seat) with {cost['hand_sizes']}-card hands: median "
+            f"observe(state, seat) with {hand_sizes(cost)}-card hands: median "
             f"{cost['observe']['median_ms']:.3f} ms, p99 {cost['observe']['p99_ms']:.3f} ms"
         )
 
