@@ -49,6 +49,7 @@ from service.record_format import (
     READABLE_FORMATS,
     seat_parts_text,
     with_results,
+    with_seat_part,
     write_format,
 )
 from service.tokens import hash_token, new_token
@@ -319,7 +320,7 @@ class GameRecord:
         """``seat``'s view as JSON text, from the text of the public view of this
         very version (results included, as the store saved it): the seat's part
         is appended to it, so only that part is built."""
-        return public[:-1] + b"," + orjson.dumps(self._seat_part(seat))[1:]
+        return with_seat_part(public, orjson.dumps(self._seat_part(seat)))
 
     def _saved_public(self, bare: bytes) -> bytes:
         return bare if write_format() >= 2 else with_results(bare, self.results_json())

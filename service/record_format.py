@@ -53,6 +53,16 @@ def with_results(public: bytes, results: bytes, seat_part: bytes = b"{}") -> byt
     return public[:-1] + b',"results":' + results + tail
 
 
+def with_seat_part(view: bytes, seat_part: bytes) -> bytes:
+    """A view text (results included) with the JSON of a seat's part appended:
+    that seat's view, with no parsing.
+
+    >>> with_seat_part(b'{"id":"g","results":[]}', b'{"seat":1}')
+    b'{"id":"g","results":[],"seat":1}'
+    """
+    return view[:-1] + b"," + seat_part[1:]
+
+
 def saved_public_view(public: bytes, results: bytes | None) -> bytes:
     """The public view text as the store keeps it, completed with the results
     stored apart (``results`` None: a format 1 text, which holds its own; an empty

@@ -32,7 +32,7 @@ from service.api.persistence import (
 from service.api.problems import ApiError
 from service.engine.moves import Move
 from service.games import GameRecord
-from service.record_format import saved_public_view, seat_part_for
+from service.record_format import saved_public_view, seat_part_for, with_seat_part
 from service.store import GameNotFound
 from service.tokens import hash_token
 
@@ -87,8 +87,8 @@ def player_view(game_id: str) -> Answer:
             unchanged = not_modified(version)
             if unchanged is not None:
                 return unchanged
-            text = saved_public_view(public, results)
-            return raw_json_answer(text[:-1] + b"," + part[1:], version=version)
+            text = with_seat_part(saved_public_view(public, results), part)
+            return raw_json_answer(text, version=version)
     return _player_view_from_document(game_id)
 
 
