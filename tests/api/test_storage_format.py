@@ -48,6 +48,24 @@ def play_one(game, seat: int, view: dict) -> None:
     assert game.move(seat, move).status_code == 200
 
 
+def scored_game(client, seed: str):
+    """A 2-player game played until its first round is scored."""
+    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed=seed)
+    play_until_results(game, 1)
+    return game
+
+
+def seat_views(game) -> dict[int, dict]:
+    return {s: game.view(s) for s in (0, 1)}
+
+
+def play_on(game, moves: int) -> None:
+    """Play ``moves`` more moves, each by the seat whose turn it is."""
+    for _move in range(moves):
+        turn = game.public()["round"]["turn"]
+        play_one(game, turn, game.view(turn))
+
+
 @contextmanager
 def writing(doc_format: int) -> Iterator[None]:
     set_write_format(doc_format)
@@ -81,8 +99,7 @@ def as_format_1(redis_client, game_id: str) -> None:
 
 
 def test_this_release_writes_the_compact_format(client, redis_client):
-    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="format-3")
-    play_until_results(game, 1)
+    game = scored_game(client, "format-3")
     doc = orjson.loads(redis_client.hget(key(game.id, "state"), "d"))
     assert doc["f"] == 3
     state = doc["state"]
@@ -93,35 +110,29 @@ def test_this_release_writes_the_compact_format(client, redis_client):
 
 
 def test_a_format_2_game_is_served_and_its_next_write_is_compact(client, redis_client):
-    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="format-2")
-    play_until_results(game, 1)
+    game = scored_game(client, "format-2")
     before = game.public()
-    seats = {s: game.view(s) for s in (0, 1)}
+    seats = seat_views(game)
     state_key = key(game.id, "state")
 
     as_format_2(redis_client, game.id)
     doc = orjson.loads(redis_client.hget(state_key, "d"))
     assert doc["f"] == 2 and doc["state"]["v"] == 2 and "options" in doc["state"]
     assert game.public() == before
-    assert {s: game.view(s) for s in (0, 1)} == seats
+    assert seat_views(game) == seats
 
     seat = before["round"]["turn"]
     assert game.move(seat, seats[seat]["legal_moves"][0]).status_code == 200
     assert orjson.loads(redis_client.hget(state_key, "d"))["f"] == 3
     assert game.public()["results"] == before["results"]
-    for _move in range(6):  # and play goes on
-        turn = game.public()["round"]["turn"]
-        play_one(game, turn, game.view(turn))
+    play_on(game, 6)  # and play goes on
 
 
 def test_game_format_2_writes_what_the_previous_release_reads(redis_client, redis_url):
     """``GAME_FORMAT=2`` (a rolling upgrade from the release before this one): the
     state as the engine's self-contained dict, card codes, the arranged hands'
     card ids as lists, the results apart."""
-    game = create_game(
-        make_app(redis_url).test_client(), [{"name": "a"}, {"name": "b"}], seed="format-2w"
-    )
-    play_until_results(game, 1)
+    game = scored_game(make_app(redis_url).test_client(), "format-2w")
     with writing(2):
         game.client = make_app(redis_url, GAME_FORMAT="2").test_client()
         before = game.public()
@@ -138,25 +149,22 @@ def test_game_format_2_writes_what_the_previous_release_reads(redis_client, redi
         assert [len(h) for h in hands] == [p["hand_size"] for p in game.public()["players"]]
         assert all(isinstance(row[2], list) for row in doc["arr"])
         assert orjson.loads(stored[b"r"]) == before["results"]
-        for _move in range(6):
-            turn = game.public()["round"]["turn"]
-            play_one(game, turn, game.view(turn))
+        play_on(game, 6)
     game.client = make_app(redis_url).test_client()
     assert game.public()["version"] == before["version"] + 7
 
 
 def test_a_format_1_game_is_served_and_its_next_write_moves_the_results_apart(client, redis_client):
-    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="format-1")
-    play_until_results(game, 1)
+    game = scored_game(client, "format-1")
     before = game.public()
-    seats = {s: game.view(s) for s in (0, 1)}
+    seats = seat_views(game)
     state_key = key(game.id, "state")
     assert orjson.loads(redis_client.hget(state_key, "d"))["f"] == 3
     assert "results" not in orjson.loads(redis_client.hget(state_key, "p"))
 
     as_format_1(redis_client, game.id)
     assert game.public() == before
-    assert {s: game.view(s) for s in (0, 1)} == seats
+    assert seat_views(game) == seats
 
     seat = before["round"]["turn"]
     assert game.move(seat, seats[seat]["legal_moves"][0]).status_code == 200
@@ -171,14 +179,10 @@ def test_game_format_1_writes_what_the_previous_release_reads(redis_client, redi
     """``GAME_FORMAT=1`` (a rolling upgrade from a release that reads only format 1):
     documents with their results inside, a complete saved public view, and the
     results a format 2 write stored apart dropped, so no reader sees them twice."""
-    try:
-        game = create_game(
-            make_app(redis_url).test_client(), [{"name": "a"}, {"name": "b"}], seed="format-1"
-        )
-        play_until_results(game, 1)
-        state_key = key(game.id, "state")
-        assert redis_client.hexists(state_key, "r")
-
+    game = scored_game(make_app(redis_url).test_client(), "format-1")
+    state_key = key(game.id, "state")
+    assert redis_client.hexists(state_key, "r")
+    with writing(1):
         game.client = make_app(redis_url, GAME_FORMAT="1").test_client()
         before = game.public()
         seat = before["round"]["turn"]
@@ -191,11 +195,7 @@ def test_game_format_1_writes_what_the_previous_release_reads(redis_client, redi
         saved_public = orjson.loads(stored[b"p"])
         assert saved_public["results"] == before["results"]
         assert saved_public == game.public()
-        for _move in range(6):  # and play goes on
-            turn = game.public()["round"]["turn"]
-            play_one(game, turn, game.view(turn))
-    finally:
-        set_write_format(DOC_FORMAT)  # what any app made after this test writes anyway
+        play_on(game, 6)  # and play goes on
     game.client = make_app(redis_url).test_client()
     assert game.public()["version"] == before["version"] + 7
 
@@ -203,9 +203,8 @@ def test_game_format_1_writes_what_the_previous_release_reads(redis_client, redi
 def test_a_game_saved_without_a_public_view_is_still_viewed(client, redis_client):
     """The oldest releases saved no public view beside the document: both views are
     then built from the document (and the next write saves one)."""
-    game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="no-public")
-    play_until_results(game, 1)
-    public, seats = game.public(), {s: game.view(s) for s in (0, 1)}
+    game = scored_game(client, "no-public")
+    public, seats = game.public(), seat_views(game)
     redis_client.hdel(key(game.id, "state"), "p")
     assert game.public() == public
-    assert {s: game.view(s) for s in (0, 1)} == seats
+    assert seat_views(game) == seats
