@@ -54,6 +54,11 @@ def _deadline_arg(deadline: float | None) -> str:
     return "" if deadline is None else repr(float(deadline))
 
 
+def _deadline_of(stored: bytes | None) -> float | None:
+    """The turn deadline as :func:`_deadline_arg` stored it (field ``t``)."""
+    return float(stored) if stored else None
+
+
 def _write_id() -> str:
     """A fresh id for one write.  The scripts save it with the game, so a write
     that the client library re-sends after losing its reply (a timeout) is
@@ -202,7 +207,7 @@ class GameStore:
             )
         if version is None:
             return None
-        return int(version), float(deadline) if deadline else None, public or b"", results
+        return int(version), _deadline_of(deadline), public or b"", results
 
     def load_version(self, game_id: str) -> tuple[int, float | None] | None:
         """``(version, turn deadline)`` of a game, or None if there is none: what a
@@ -211,7 +216,7 @@ class GameStore:
             [(version, deadline)] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), "v", "t"))
         if version is None:
             return None
-        return int(version), float(deadline) if deadline else None
+        return int(version), _deadline_of(deadline)
 
     def load_seat_view(
         self, game_id: str
@@ -225,8 +230,7 @@ class GameStore:
             )
         if version is None:
             return None
-        deadline_at = float(deadline) if deadline else None
-        return int(version), deadline_at, public or b"", results, parts or b""
+        return int(version), _deadline_of(deadline), public or b"", results, parts or b""
 
     def load_game(self, game_id: str) -> tuple[int, bytes, bytes | None] | None:
         """``(version, document, results)`` of a game (results None when they were
