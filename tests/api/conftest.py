@@ -92,3 +92,26 @@ def store_reads(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
 
     monkeypatch.setattr(GameStore, method, counting)
     return seen
+
+
+def play_one(game: Game, seat: int, view: dict[str, Any]) -> None:
+    """``seat`` plays greedily from its ``view``: it goes out when the view lists
+    it, else draws from the stock, else discards the costliest card of its deadwood."""
+    moves = view["legal_moves"]
+    go_out = [m for m in moves if m["type"] == "go_out"]
+    discards = {m["card"]: m for m in moves if m["type"] == "discard"}
+    deadwood = [c for c in view["arrangement"]["deadwood"] if c in discards]
+    if go_out:
+        move = go_out[0]
+    elif deadwood:
+        move = discards[deadwood[-1]]
+    else:
+        move = moves[0]
+    assert game.move(seat, move).status_code == 200
+
+
+def play_on(game: Game, moves: int) -> None:
+    """Play ``moves`` more moves, each by the seat whose turn it is (:func:`play_one`)."""
+    for _move in range(moves):
+        turn = game.public()["round"]["turn"]
+        play_one(game, turn, game.view(turn))

@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 
 from service.store import key
 from service.store.keys import STATE
-from tests.api.conftest import Game, create_game, store_reads
+from tests.api.conftest import Game, create_game, play_on, store_reads
 
 
 @pytest.fixture
@@ -28,21 +28,6 @@ def _answer(client: FlaskClient, game: Game, seat: int, **headers: str) -> tuple
     return response.status_code, response.get_data(), kept
 
 
-def _play(game: Game, moves: int) -> None:
-    """``moves`` moves of whoever's turn it is: draw, then a card of the deadwood."""
-    for _ in range(moves):
-        seat = game.public()["round"]["turn"]
-        if seat not in game.tokens:  # a bot's turn is played by the server
-            continue
-        view = game.view(seat)
-        if view["round"]["phase"] == "draw":
-            move: dict[str, Any] = {"type": "draw", "source": "stock"}
-        else:
-            card = (view["arrangement"]["deadwood"] or view["hand"])[0]
-            move = {"type": "discard", "card": card}
-        assert game.move(seat, move).status_code == 200
-
-
 def test_a_seat_view_from_the_saved_parts_is_the_view_from_the_document(
     client: FlaskClient, redis_client: redis.Redis, document_reads: list[str]
 ) -> None:
@@ -52,7 +37,7 @@ def test_a_seat_view_from_the_saved_parts_is_the_view_from_the_document(
         seed="seat-parts",
     )
     for step in range(6):
-        _play(game, step)
+        play_on(game, step)
         document_reads.clear()
         saved = {seat: _answer(client, game, seat) for seat in game.tokens}
         for seat, answer in saved.items():
@@ -64,7 +49,7 @@ def test_a_seat_view_from_the_saved_parts_is_the_view_from_the_document(
         for seat, answer in saved.items():
             assert _answer(client, game, seat) == answer
         assert document_reads == [game.id] * len(saved)
-        _play(game, 1)  # which saves the parts again
+        play_on(game, 1)  # which saves the parts again
 
 
 def test_parts_saved_for_another_version_are_never_used(
@@ -74,7 +59,7 @@ def test_parts_saved_for_another_version_are_never_used(
     state = key(game.id, STATE)
     old = redis_client.hget(state, "q")
     assert old is not None and old.startswith(b"1\n")
-    _play(game, 1)  # version 2: the first player drew, hands differ
+    play_on(game, 1)  # version 2: the first player drew, hands differ
     redis_client.hset(state, "q", old)  # left by a write that did not replace them
     for seat in game.tokens:
         document_reads.clear()

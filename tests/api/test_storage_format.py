@@ -16,7 +16,7 @@ from service.engine.cards import cards_from_codes
 from service.games import GameRecord
 from service.record_format import DOC_FORMAT, set_write_format, with_results
 from service.store import key
-from tests.api.conftest import create_game, make_app
+from tests.api.conftest import create_game, make_app, play_on, play_one
 
 MAX_MOVES = 2000
 
@@ -34,20 +34,6 @@ def play_until_results(game, rounds: int) -> None:
     raise AssertionError(f"{rounds} round(s) not scored in {MAX_MOVES} moves")
 
 
-def play_one(game, seat: int, view: dict) -> None:
-    moves = view["legal_moves"]
-    go_out = [m for m in moves if m["type"] == "go_out"]
-    discards = {m["card"]: m for m in moves if m["type"] == "discard"}
-    deadwood = [c for c in view["arrangement"]["deadwood"] if c in discards]
-    if go_out:
-        move = go_out[0]
-    elif deadwood:
-        move = discards[deadwood[-1]]
-    else:
-        move = moves[0]
-    assert game.move(seat, move).status_code == 200
-
-
 def scored_game(client, seed: str):
     """A 2-player game played until its first round is scored."""
     game = create_game(client, [{"name": "a"}, {"name": "b"}], seed=seed)
@@ -57,13 +43,6 @@ def scored_game(client, seed: str):
 
 def seat_views(game) -> dict[int, dict]:
     return {s: game.view(s) for s in (0, 1)}
-
-
-def play_on(game, moves: int) -> None:
-    """Play ``moves`` more moves, each by the seat whose turn it is."""
-    for _move in range(moves):
-        turn = game.public()["round"]["turn"]
-        play_one(game, turn, game.view(turn))
 
 
 @contextmanager
