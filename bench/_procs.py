@@ -12,7 +12,6 @@ import contextlib
 import http.client
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -22,14 +21,10 @@ from typing import Any
 
 import redis
 
+from tests.redis_server import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_http(port: int, path: str, timeout: float = 30.0) -> None:

@@ -78,7 +78,7 @@ from bench._games import (  # noqa: E402
     view_cost,
 )
 from bench._load import run_python, run_wrk  # noqa: E402
-from bench._procs import Proc, Target, free_port, start_gunicorn, start_redis  # noqa: E402
+from bench._procs import Proc, Target, start_gunicorn, start_redis  # noqa: E402
 from bench._redis_stats import delta, redis_counters, round_trips  # noqa: E402
 from bench._summary import (  # noqa: E402
     hand_sizes,
@@ -93,6 +93,7 @@ from bench._summary import (  # noqa: E402
 from service.api.persistence import events_payload, snapshot  # noqa: E402
 from service.store import GameStore, key  # noqa: E402
 from service.store.keys import EVENTS, STATE  # noqa: E402
+from tests.redis_server import free_port  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
