@@ -20,7 +20,12 @@ connections, one per load-generator thread):
 * ``not_modified``  GET /v1/games/{id} with ``If-None-Match`` of the current version (304);
 * ``moves``         POST /v1/games/{id}/moves: draw from the stock, then discard a
                     card of the deadwood the draw's answer shows (as a player
-                    would; the hand's first card when it all melds), game after game.
+                    would; the hand's first card when it all melds), game after game;
+* ``move_floor``    the same requests to ``bench/move_floor.py``, which makes a
+                    move's two round trips and answers a move's bytes but does
+                    none of the service's own work: the most moves could reach
+                    here (no target; served from a Redis of its own, holding
+                    copies of the games, since it writes placeholder views).
 
 The games are 2-player games at the start of the LAST round (13-card hands,
 14 after a draw, ten rounds of results in every view): the most expensive
@@ -97,7 +102,11 @@ from tests.redis_server import free_port  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
-SCENARIOS = ("ceiling", "public_view", "player_view", "not_modified", "moves")
+SCENARIOS = ("ceiling", "public_view", "player_view", "not_modified", "moves", "move_floor")
+LOAD = {"move_floor": "moves"}
+"""Scenarios loaded as another one is (the same requests, to another server)."""
+PLAYED = ("moves", "not_modified", "move_floor")
+"""Scenarios whose load needs the games' versions, turns and phases read back first."""
 SCALE_SCENARIOS = ("player_view", "moves")  # also run against the service with --stored games
 
 WRK_INSTALL_HINT = (
@@ -148,10 +157,11 @@ def main() -> int:
 
     def measure(mode: str, target: Target, seconds: float) -> Any:
         cpu0 = (target.server.cpu_seconds(), target.redis.cpu_seconds())
+        load = LOAD.get(mode, mode)
         if generator == "wrk":
-            out = run_wrk(mode, target.port, target.games, args, work, seconds)
+            out = run_wrk(load, target.port, target.games, args, work, seconds)
         else:
-            out = run_python(mode, target.port, target.games, args, seconds)
+            out = run_python(load, target.port, target.games, args, seconds)
         if out["requests"]:
             out["server_cpu_ms"] = (target.server.cpu_seconds() - cpu0[0]) * 1000 / out["requests"]
             out["redis_cpu_ms"] = (target.redis.cpu_seconds() - cpu0[1]) * 1000 / out["requests"]
@@ -204,29 +214,45 @@ def main() -> int:
             f"{made} fresh ones, {keys_large} keys, {used_memory / 2**20:.0f} MiB used"
         )
 
+        # -- a third Redis: copies of the same games for the move floor
+        floor_proc, floor_port = start_redis(work, "redis-floor")
+        procs.append(floor_proc)
+        floor_client = redis.Redis(port=floor_port)
+        copy_games(client, floor_client, games, store.game_ttl_seconds)
+        floor_games = [dict(g) for g in games]
+
         # -- servers
         svc_port, large_svc_port, ceil_port = free_port(), free_port(), free_port()
+        floor_svc_port = free_port()
         app = "service.wsgi:app"
         procs.append(start_gunicorn("service", app, svc_port, redis_port, args, work))
         procs.append(start_gunicorn("service-large", app, large_svc_port, large_port, args, work))
         procs.append(
             start_gunicorn("ceiling", "bench.flask_ceiling:app", ceil_port, redis_port, args, work)
         )
-        small = Target("small", svc_port, procs[-3], redis_proc, client, games)
-        large = Target("large", large_svc_port, procs[-2], large_proc, large_client, large_games)
-        ceiling = Target("ceiling", ceil_port, procs[-1], redis_proc, client, games)
+        procs.append(
+            start_gunicorn(
+                "move-floor", "bench.move_floor:app", floor_svc_port, floor_port, args, work
+            )
+        )
+        small = Target("small", svc_port, procs[-4], redis_proc, client, games)
+        large = Target("large", large_svc_port, procs[-3], large_proc, large_client, large_games)
+        ceiling = Target("ceiling", ceil_port, procs[-2], redis_proc, client, games)
+        floor = Target("floor", floor_svc_port, procs[-1], floor_proc, floor_client, floor_games)
+        target_of = {"move_floor": floor}
         log(
             f"gunicorn x3 ({args.workers} workers x {args.threads} threads, gthread): service "
             f":{svc_port} ({len(games)} games stored), the same on :{large_svc_port} "
-            f"({len(games) + made} games stored), ceiling :{ceil_port}; generator "
+            f"({len(games) + made} games stored), ceiling :{ceil_port}, move floor "
+            f":{floor_svc_port}; generator "
             f"{generator}, {args.connections} connections"
         )
 
         warm = min(2.0, args.duration)
         measure("ceiling", ceiling, warm)
-        for target in (small, large):
-            for mode in SCENARIOS[1:]:
-                if mode in ("moves", "not_modified"):
+        for mode in SCENARIOS[1:]:
+            for target in [target_of.get(mode, small)] + [large] * (mode in SCALE_SCENARIOS):
+                if mode in PLAYED:
                     refresh(target.client, target.games)
                 measure(mode, target, warm)
         log("warmed up")
@@ -244,7 +270,7 @@ def main() -> int:
 
         def run(rep: int, mode: str, target: Target) -> dict[str, Any]:
             nonlocal moves_done
-            if mode in ("moves", "not_modified"):
+            if mode in PLAYED:
                 refresh(target.client, target.games)
             counted = mode == "moves" and target is small  # round trips: one Redis counts
             before = redis_counters(target.client) if counted else None
@@ -280,7 +306,8 @@ def main() -> int:
             for mode in modes:
                 # the scale scenarios: small, large, large, small (or the mirror on
                 # odd repeats) so that a drift over the four runs cancels out
-                order = [small]
+                main = target_of.get(mode, small)  # the service, or the move floor
+                order = [main]
                 if mode in SCALE_SCENARIOS:
                     order = [small, large, large, small]
                     if rep % 2:
@@ -290,10 +317,10 @@ def main() -> int:
                     done.setdefault(target.name, []).append(run(rep, mode, target))
                 after = run(rep, "ceiling", ceiling)
                 ceiling_rps = (before["rps"] + after["rps"]) / 2
-                small_rps = statistics.mean(r["rps"] for r in done["small"])
+                small_rps = statistics.mean(r["rps"] for r in done[main.name])
                 ratios[mode].append(small_rps / ceiling_rps)
-                previous_ratios[mode].append(done["small"][0]["rps"] / before["rps"])
-                run_cost = statistics.mean(server_cost(r) for r in done["small"])
+                previous_ratios[mode].append(done[main.name][0]["rps"] / before["rps"])
+                run_cost = statistics.mean(server_cost(r) for r in done[main.name])
                 if run_cost:
                     ceiling_cost = (server_cost(before) + server_cost(after)) / 2
                     cpu_ratios[mode].append(ceiling_cost / run_cost)

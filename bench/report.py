@@ -33,6 +33,7 @@ LABELS = {
     "player_view": "player view",
     "not_modified": "conditional GET\n(304)",
     "moves": "moves\n(draw/discard)",
+    "move_floor": "move floor\n(no service work)",
 }
 
 
