@@ -241,7 +241,7 @@ def main() -> int:
         floor = Target("floor", floor_svc_port, procs[-1], floor_proc, floor_client, floor_games)
         target_of = {"move_floor": floor}
         log(
-            f"gunicorn x3 ({args.workers} workers x {args.threads} threads, gthread): service "
+            f"gunicorn x4 ({args.workers} workers x {args.threads} threads, gthread): service "
             f":{svc_port} ({len(games)} games stored), the same on :{large_svc_port} "
             f"({len(games) + made} games stored), ceiling :{ceil_port}, move floor "
             f":{floor_svc_port}; generator "
@@ -306,8 +306,8 @@ def main() -> int:
             for mode in modes:
                 # the scale scenarios: small, large, large, small (or the mirror on
                 # odd repeats) so that a drift over the four runs cancels out
-                main = target_of.get(mode, small)  # the service, or the move floor
-                order = [main]
+                served = target_of.get(mode, small)  # the service, or the move floor
+                order = [served]
                 if mode in SCALE_SCENARIOS:
                     order = [small, large, large, small]
                     if rep % 2:
@@ -317,16 +317,16 @@ def main() -> int:
                     done.setdefault(target.name, []).append(run(rep, mode, target))
                 after = run(rep, "ceiling", ceiling)
                 ceiling_rps = (before["rps"] + after["rps"]) / 2
-                small_rps = statistics.mean(r["rps"] for r in done[main.name])
-                ratios[mode].append(small_rps / ceiling_rps)
-                previous_ratios[mode].append(done[main.name][0]["rps"] / before["rps"])
-                run_cost = statistics.mean(server_cost(r) for r in done[main.name])
+                served_rps = statistics.mean(r["rps"] for r in done[served.name])
+                ratios[mode].append(served_rps / ceiling_rps)
+                previous_ratios[mode].append(done[served.name][0]["rps"] / before["rps"])
+                run_cost = statistics.mean(server_cost(r) for r in done[served.name])
                 if run_cost:
                     ceiling_cost = (server_cost(before) + server_cost(after)) / 2
                     cpu_ratios[mode].append(ceiling_cost / run_cost)
                 if "large" in done:
                     large_rps = statistics.mean(r["rps"] for r in done["large"])
-                    scale_diffs[mode].append(large_rps / small_rps - 1)
+                    scale_diffs[mode].append(large_rps / served_rps - 1)
                     large_cost = statistics.mean(server_cost(r) for r in done["large"])
                     if run_cost and large_cost:
                         scale_cpu_diffs[mode].append(large_cost / run_cost - 1)
