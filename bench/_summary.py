@@ -61,7 +61,7 @@ def scenario_results(
         res["cpu_ratio"] = statistics.median(cpu_ratios[mode]) if cpu_ratios[mode] else None
     for mode, res in main_results.items():
         res["target"] = TARGETS.get(mode)
-        res["pass"] = (  # None: no target (the ceiling, the move floor)
+        res["pass"] = (  # None: no target (the ceiling, the floors)
             None if mode not in TARGETS else (res["ratio"] >= TARGETS[mode] and res["bad"] == 0)
         )
     return main_results

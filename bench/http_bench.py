@@ -25,7 +25,13 @@ connections, one per load-generator thread):
                     move's two round trips and answers a move's bytes but does
                     none of the service's own work: the most moves could reach
                     here (no target; served from a Redis of its own, holding
-                    copies of the games, since it writes placeholder views).
+                    copies of the games, since it writes placeholder views);
+* ``engine_floor``  the same requests to ``bench/engine_floor.py``, which does a
+                    move's game work (record, rules, answer and view parts,
+                    saved document) with none of the service's HTTP layer
+                    (middleware, fast lane, the handler's checks): between the
+                    two floors and the service, where a move's budget goes (no
+                    target; it plays the service's games on the service's Redis).
 
 The games are 2-player games at the start of the LAST round (13-card hands,
 14 after a draw, ten rounds of results in every view): the most expensive
@@ -102,10 +108,18 @@ from tests.redis_server import free_port  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
-SCENARIOS = ("ceiling", "public_view", "player_view", "not_modified", "moves", "move_floor")
-LOAD = {"move_floor": "moves"}
+SCENARIOS = (
+    "ceiling",
+    "public_view",
+    "player_view",
+    "not_modified",
+    "moves",
+    "move_floor",
+    "engine_floor",
+)
+LOAD = {"move_floor": "moves", "engine_floor": "moves"}
 """Scenarios loaded as another one is (the same requests, to another server)."""
-PLAYED = ("moves", "not_modified", "move_floor")
+PLAYED = ("moves", "not_modified", "move_floor", "engine_floor")
 """Scenarios whose load needs the games' versions, turns and phases read back first."""
 SCALE_SCENARIOS = ("player_view", "moves")  # also run against the service with --stored games
 
@@ -223,7 +237,7 @@ def main() -> int:
 
         # -- servers
         svc_port, large_svc_port, ceil_port = free_port(), free_port(), free_port()
-        floor_svc_port = free_port()
+        floor_svc_port, engine_svc_port = free_port(), free_port()
         app = "service.wsgi:app"
         procs.append(start_gunicorn("service", app, svc_port, redis_port, args, work))
         procs.append(start_gunicorn("service-large", app, large_svc_port, large_port, args, work))
@@ -235,16 +249,22 @@ def main() -> int:
                 "move-floor", "bench.move_floor:app", floor_svc_port, floor_port, args, work
             )
         )
-        small = Target("small", svc_port, procs[-4], redis_proc, client, games)
-        large = Target("large", large_svc_port, procs[-3], large_proc, large_client, large_games)
-        ceiling = Target("ceiling", ceil_port, procs[-2], redis_proc, client, games)
-        floor = Target("floor", floor_svc_port, procs[-1], floor_proc, floor_client, floor_games)
-        target_of = {"move_floor": floor}
+        procs.append(
+            start_gunicorn(
+                "engine-floor", "bench.engine_floor:app", engine_svc_port, redis_port, args, work
+            )
+        )
+        small = Target("small", svc_port, procs[-5], redis_proc, client, games)
+        large = Target("large", large_svc_port, procs[-4], large_proc, large_client, large_games)
+        ceiling = Target("ceiling", ceil_port, procs[-3], redis_proc, client, games)
+        floor = Target("floor", floor_svc_port, procs[-2], floor_proc, floor_client, floor_games)
+        engine = Target("engine", engine_svc_port, procs[-1], redis_proc, client, games)
+        target_of = {"move_floor": floor, "engine_floor": engine}
         log(
-            f"gunicorn x4 ({args.workers} workers x {args.threads} threads, gthread): service "
+            f"gunicorn x5 ({args.workers} workers x {args.threads} threads, gthread): service "
             f":{svc_port} ({len(games)} games stored), the same on :{large_svc_port} "
             f"({len(games) + made} games stored), ceiling :{ceil_port}, move floor "
-            f":{floor_svc_port}; generator "
+            f":{floor_svc_port}, engine floor :{engine_svc_port}; generator "
             f"{generator}, {args.connections} connections"
         )
 
@@ -306,7 +326,7 @@ def main() -> int:
             for mode in modes:
                 # the scale scenarios: small, large, large, small (or the mirror on
                 # odd repeats) so that a drift over the four runs cancels out
-                served = target_of.get(mode, small)  # the service, or the move floor
+                served = target_of.get(mode, small)  # the service, or a floor
                 order = [served]
                 if mode in SCALE_SCENARIOS:
                     order = [small, large, large, small]
