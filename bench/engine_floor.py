@@ -25,36 +25,27 @@ service's Redis (reading the games' turns and phases back before each run).
 
 from __future__ import annotations
 
-import os
-import random
-import re
 from collections.abc import Iterable
 from typing import Any
 
 import orjson
 
-from service.api.middleware import API_CSP, SECURITY_HEADERS, StartResponse
+from bench._floor_app import MOVES_PATH, healthy, move_headers, store_from_env
+from service.api.middleware import StartResponse
 from service.api.persistence import events_payload
-from service.config import Config
 from service.engine.errors import EngineError
 from service.engine.moves import Move
 from service.games import GameRecord
-from service.store import GameStore
-from service.tokens import GAME_ID_PATTERN
 
-MOVES_PATH = re.compile(rf"/v1/games/({GAME_ID_PATTERN})/moves")
 BEARER = "Bearer "
 
-if os.environ.get("REDIS_URL") is None:
-    raise RuntimeError("bench.engine_floor needs REDIS_URL (a Redis holding the games)")
-store = GameStore(config=Config.from_env())
+store = store_from_env("bench.engine_floor")
 
 
 def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
     match = MOVES_PATH.fullmatch(environ.get("PATH_INFO", ""))
-    if match is None:  # /healthz, for the benchmark's start-up check
-        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", "2")])
-        return [b"{}"]
+    if match is None:
+        return healthy(start_response)
     body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
     game_id = match.group(1)
     found = store.load_game(game_id)
@@ -81,17 +72,7 @@ def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[byte
         results=record.results_to_save(),
         seat_parts=seat_parts,
     )
-    start_response(
-        "200 OK",
-        [
-            ("Content-Type", "application/json"),
-            ("Content-Length", str(len(text))),
-            ("ETag", f'"{version + 1}"'),
-            ("X-Request-ID", f"{random.getrandbits(128):032x}"),
-            *SECURITY_HEADERS,
-            API_CSP,
-        ],
-    )
+    start_response("200 OK", move_headers(len(text), version + 1))
     return [text]
 
 

@@ -19,16 +19,11 @@ serves it from a Redis of its own, holding copies of the games.
 
 from __future__ import annotations
 
-import os
-import random
-import re
 from collections.abc import Iterable
 from typing import Any
 
-from service.api.middleware import API_CSP, SECURITY_HEADERS, StartResponse
-from service.config import Config
-from service.store import GameStore
-from service.tokens import GAME_ID_PATTERN
+from bench._floor_app import MOVES_PATH, healthy, move_headers, store_from_env
+from service.api.middleware import StartResponse
 
 ANSWER_BYTES = 5_100
 """About the size of a move's answer in the benchmark: a seat's view of a
@@ -48,18 +43,13 @@ EVENTS: list[bytes | tuple[bytes, int | None]] = [
 ANSWER = b'{"turn":0,"phase":"draw","pad":"'
 ANSWER += b"x" * (ANSWER_BYTES - len(ANSWER) - 2) + b'"}'
 
-MOVES_PATH = re.compile(rf"/v1/games/({GAME_ID_PATTERN})/moves")
-
-if os.environ.get("REDIS_URL") is None:
-    raise RuntimeError("bench.move_floor needs REDIS_URL (a Redis holding copies of the games)")
-store = GameStore(config=Config.from_env())
+store = store_from_env("bench.move_floor")
 
 
 def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
     match = MOVES_PATH.fullmatch(environ.get("PATH_INFO", ""))
-    if match is None:  # /healthz, for the benchmark's start-up check
-        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", "2")])
-        return [b"{}"]
+    if match is None:
+        return healthy(start_response)
     environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
     game_id = match.group(1)
     found = store.load_game(game_id)
@@ -75,15 +65,5 @@ def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[byte
         public=b"p" * PUBLIC_BYTES,
         seat_parts=b"q" * SEAT_PARTS_BYTES,
     )
-    start_response(
-        "200 OK",
-        [
-            ("Content-Type", "application/json"),
-            ("Content-Length", str(len(ANSWER))),
-            ("ETag", f'"{version + 1}"'),
-            ("X-Request-ID", f"{random.getrandbits(128):032x}"),
-            *SECURITY_HEADERS,
-            API_CSP,
-        ],
-    )
+    start_response("200 OK", move_headers(len(ANSWER), version + 1))
     return [ANSWER]
