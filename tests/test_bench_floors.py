@@ -1,6 +1,10 @@
-"""The benchmark's engine floor (bench/engine_floor.py) does a move's game work as the
-service does it: the same answer, byte for byte, and the same saved game, in the same
-two round trips; it leaves out only the service's HTTP layer."""
+"""The benchmark's two floors are what the README says they are.
+
+The move floor (bench/move_floor.py) makes a move's two round trips through the
+service's store and answers a move's bytes, nothing more.  The engine floor
+(bench/engine_floor.py) does a move's game work as the service does it: the same
+answer, byte for byte, and the same saved game, in the same two round trips; it
+leaves out only the service's HTTP layer."""
 
 from __future__ import annotations
 
@@ -19,13 +23,15 @@ from tests.api.conftest import make_app
 DRAW = b'{"type":"draw","source":"stock"}'
 
 
-def _engine_floor(monkeypatch: Any, redis_url: str) -> Any:
+def _floor(monkeypatch: Any, redis_url: str, module: str) -> Any:
     monkeypatch.setenv("REDIS_URL", redis_url)
-    sys.modules.pop("bench.engine_floor", None)  # its store is made at import, from REDIS_URL
-    return importlib.import_module("bench.engine_floor")
+    sys.modules.pop(module, None)  # its store is made at import, from REDIS_URL
+    return importlib.import_module(module)
 
 
-def _post(app: Any, path: str, body: bytes, token: str | None) -> tuple[str, dict[str, str], bytes]:
+def _post(
+    app: Any, path: str, body: bytes = DRAW, token: str | None = None
+) -> tuple[str, dict[str, str], bytes]:
     environ = {
         "REQUEST_METHOD": "POST",
         "PATH_INFO": path,
@@ -40,6 +46,7 @@ def _post(app: Any, path: str, body: bytes, token: str | None) -> tuple[str, dic
 
 
 def _stored_game(store: Any) -> tuple[str, dict[int, str], int]:
+    """A new 2-player game saved as the service creates one: ``(id, tokens, turn)``."""
     record, tokens, events = create_record(
         [{"name": "a"}, {"name": "b"}], None, "classic", {}, None, False
     )
@@ -55,20 +62,56 @@ def _saved(redis_client: Any, game_id: str) -> tuple[list[Any], list[Any]]:
     return state, events
 
 
+# -- the move floor ---------------------------------------------------------------
+
+
+def test_a_floor_move_is_two_round_trips_and_a_moves_answer(
+    monkeypatch, redis_url, redis_client, store
+):
+    floor = _floor(monkeypatch, redis_url, "bench.move_floor")
+    game_id, _tokens, _turn = _stored_game(store)
+    path = f"/v1/games/{game_id}/moves"
+    _post(floor.app, path)  # connects and loads the commit script, as a benchmark warm-up does
+    doc = redis_client.hget(key(game_id, STATE), "d")
+    before = redis_counters(redis_client)
+
+    status, headers, body = _post(floor.app, path)
+
+    used = delta(redis_counters(redis_client), before)
+    assert round_trips(used, 1)["round_trips_per_move"] == 2  # one HMGET, one EVALSHA
+    assert used["evalsha"] == 1
+    assert status == "200 OK"
+    assert len(body) == int(headers["Content-Length"]) == floor.ANSWER_BYTES
+    assert body.startswith(b'{"turn":0,"phase":"draw"')  # what the load generator reads
+    assert headers["ETag"] == '"3"'
+    assert headers["X-Content-Type-Options"] == "nosniff"  # the service's headers
+    saved = redis_client.hmget(key(game_id, STATE), "v", "d", "p")
+    assert saved == [b"3", doc, b"p" * floor.PUBLIC_BYTES]  # the document as read
+
+
+def test_the_floor_answers_404_for_a_game_it_does_not_hold(monkeypatch, redis_url, redis_client):
+    floor = _floor(monkeypatch, redis_url, "bench.move_floor")
+    status, _headers, body = _post(floor.app, "/v1/games/nosuchgame/moves")
+    assert (status, body) == ("404 Not Found", b"")
+
+
+# -- the engine floor -------------------------------------------------------------
+
+
 def test_an_engine_floor_move_answers_and_saves_what_the_service_does(
     monkeypatch, redis_url, redis_client, store
 ):
-    floor = _engine_floor(monkeypatch, redis_url)
+    floor = _floor(monkeypatch, redis_url, "bench.engine_floor")
     warm_id, warm_tokens, warm_turn = _stored_game(store)
     # connects and loads the commit script, as the benchmark's warm-up does
-    _post(floor.app, f"/v1/games/{warm_id}/moves", DRAW, warm_tokens[warm_turn])
+    _post(floor.app, f"/v1/games/{warm_id}/moves", token=warm_tokens[warm_turn])
     game_id, tokens, turn = _stored_game(store)
     names = [key(game_id, STATE), key(game_id, EVENTS)]
     dumps = [redis_client.dump(name) for name in names]
     path = f"/v1/games/{game_id}/moves"
     before = redis_counters(redis_client)
 
-    status, headers, body = _post(floor.app, path, DRAW, tokens[turn])
+    status, headers, body = _post(floor.app, path, token=tokens[turn])
 
     used = delta(redis_counters(redis_client), before)
     assert round_trips(used, 1)["round_trips_per_move"] == 2  # one HMGET, one EVALSHA
@@ -89,12 +132,12 @@ def test_an_engine_floor_move_answers_and_saves_what_the_service_does(
 
 
 def test_the_engine_floor_refuses_what_it_cannot_play(monkeypatch, redis_url, store):
-    floor = _engine_floor(monkeypatch, redis_url)
+    floor = _floor(monkeypatch, redis_url, "bench.engine_floor")
     game_id, tokens, turn = _stored_game(store)
     path = f"/v1/games/{game_id}/moves"
     refused = ("400 Bad Request", b"")
-    assert _post(floor.app, "/v1/games/nosuchgame/moves", DRAW, tokens[turn])[::2] == refused
-    assert _post(floor.app, path, DRAW, None)[::2] == refused
-    assert _post(floor.app, path, DRAW, "not-a-seat")[::2] == refused
-    assert _post(floor.app, path, DRAW, tokens[1 - turn])[::2] == refused  # not their turn
+    assert _post(floor.app, "/v1/games/nosuchgame/moves", token=tokens[turn])[::2] == refused
+    assert _post(floor.app, path)[::2] == refused  # no token
+    assert _post(floor.app, path, token="not-a-seat")[::2] == refused
+    assert _post(floor.app, path, token=tokens[1 - turn])[::2] == refused  # not their turn
     assert _post(floor.app, path, b"{", tokens[turn])[::2] == refused
