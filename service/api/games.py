@@ -78,7 +78,7 @@ class Games(MethodView):
         human seat, once); the rest stay open for `POST /v1/games/{id}/players`.
         Round 1 is dealt as soon as every seat is taken.
         """
-        idem = idempotency("create")
+        idem = idempotency("create", secret=True)
         if idem is not None:
             earlier = store().creation_record(idem.key_hash)
             if earlier is not None:

@@ -10,6 +10,7 @@ that loses a race is retried on the fresh state when the client did not send
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,12 @@ from service.tokens import hash_token
 
 MAX_ATTEMPTS = 4
 IDEMPOTENCY_KEY_MAX = 255
+
+SECRET_KEY_MIN_BITS = 128
+"""The least a key of a request without a bearer token must carry (see :func:`key_bits`)."""
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def json_response(
@@ -169,14 +176,48 @@ def _map_tokens(body: Any, func: Callable[[str, int], str]) -> Any:
     return out
 
 
-def idempotency(scope: str) -> Idempotency | None:
-    """The request's ``Idempotency-Key``, scoped (per game and player), if any."""
+def key_bits(key: str) -> int:
+    """The random bits a key can hold, judged by its form: 4 a character of a
+    hex key (a UUID's hyphens aside), 6 of a base64url one, 0 for anything else
+    or for a key of fewer than 8 distinct characters (``aaaa...``, ``0000...``).
+
+    >>> key_bits("3f2b8c4e-9d1a-4f6b-8e2c-7a5d9b1c0e4f")  # a UUID
+    128
+    >>> key_bits("q8Zr2LxV0nWbT5yKpD3sHc")  # 16 random bytes, base64url
+    132
+    >>> key_bits("create-game-1"), key_bits("a" * 64), key_bits("a key")
+    (78, 0, 0)
+    """
+    digits = key.replace("-", "")
+    if len(set(digits)) < 8:
+        return 0
+    if _HEX.fullmatch(digits):
+        return 4 * len(digits)
+    if _BASE64URL.fullmatch(key):
+        return 6 * len(key)
+    return 0
+
+
+def idempotency(scope: str, *, secret: bool = False) -> Idempotency | None:
+    """The request's ``Idempotency-Key``, scoped (per game and player), if any.
+
+    With ``secret`` (a request without a bearer token: a create or a join,
+    whose answer holds tokens), the key is all that proves a replay is the
+    client's own, so it must be a random one of at least
+    :data:`SECRET_KEY_MIN_BITS` bits (a UUID, 32 hex digits, 22 base64url
+    characters): a guessed key then never yields a token."""
     current = call()
     key = current.header("Idempotency-Key")
     if key is None:
         return None
     if not key or len(key) > IDEMPOTENCY_KEY_MAX:
         raise ApiError("BAD_REQUEST", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} chars")
+    if secret and key_bits(key) < SECRET_KEY_MIN_BITS:
+        raise ApiError(
+            "WEAK_IDEMPOTENCY_KEY",
+            "without a bearer token, Idempotency-Key must be random: a UUID, at least 32 hex "
+            "digits or at least 22 base64url characters",
+        )
     key_hash = hashlib.sha256(f"{scope}\0{key}".encode()).hexdigest()
     fingerprint = hashlib.sha256(
         current.method.encode() + b"\0" + current.path.encode() + b"\0" + current.body()
@@ -226,7 +267,8 @@ def change(
     expected = if_match_version() if conditional else None
     idem = None
     if call().header("Idempotency-Key") is not None:  # else no token hash to compute
-        idem = idempotency(scope_for(bearer_token(), game_id))
+        token = bearer_token()
+        idem = idempotency(scope_for(token, game_id), secret=token is None)
     for _attempt in range(MAX_ATTEMPTS):
         if idem is not None:
             found, stored = st.load_with_idempotency(game_id, idem.key_hash)

@@ -4,6 +4,7 @@ at two app instances (separate stores, one Redis) lands exactly once."""
 from __future__ import annotations
 
 import threading
+import uuid
 from collections import Counter
 
 import pytest
@@ -97,7 +98,7 @@ def test_a_retried_create_that_overtakes_the_first_gets_the_same_game(redis_clie
     store = app.extensions["t13"].store
     client = app.test_client()
     body = {"players": [{"name": "a"}, {"name": "b"}]}
-    headers = {"Idempotency-Key": "overtaken"}
+    headers = {"Idempotency-Key": uuid.uuid4().hex}
     retried: list[object] = []
     save = store.save_creation_record
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import uuid
 from typing import Any
 
 import pytest
@@ -128,7 +129,7 @@ def test_idempotent_replays_keep_tokens_masked_in_redis(client, redis_client):
     response = client.post(
         "/v1/games",
         json={"players": [{"name": "a"}, {"name": "b"}]},
-        headers={"Idempotency-Key": "create-once"},
+        headers={"Idempotency-Key": uuid.uuid4().hex},
     )
     tokens = [p["token"] for p in response.get_json()["players"]]
     dump = b"".join(
