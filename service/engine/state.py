@@ -190,8 +190,12 @@ class State:
                 raise
             rnd.penalties[seat] += penalty
             rnd.claim_refused = True
-            data = {"seat": seat, "penalty": penalty, "reason": exc.message}
-            return [Event("go_out_refused", data)]
+            # the reason may quote the claimed cards: only the claimant reads it
+            data = {"seat": seat, "penalty": penalty}
+            return [
+                Event("go_out_refused", data),
+                Event("go_out_refused", {**data, "reason": exc.message}, seat),
+            ]
         result = self._hand_result(seat, melds, (), 0)
         event = Event(
             "went_out",

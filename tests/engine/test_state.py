@@ -361,8 +361,10 @@ def test_false_go_out_without_penalty_is_rejected() -> None:
 def test_false_go_out_penalty() -> None:
     state = _go_out_state(opts={"false_go_out_penalty": 20})
     events = play(state, 0, "go_out 9S")
-    assert types(events) == ["go_out_refused"]
+    assert types(events) == ["go_out_refused", "go_out_refused"]
     assert events[0].data["seat"] == 0 and events[0].data["penalty"] == 20
+    assert events[0].is_public and "reason" not in events[0].data  # may quote the cards
+    assert events[1].seat == 0 and events[1].data["reason"] and events[1].data["penalty"] == 20
     rnd = state.round
     assert rnd is not None
     assert rnd.penalties == [20, 0] and rnd.claim_refused and rnd.phase is Phase.DISCARD

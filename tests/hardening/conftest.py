@@ -3,6 +3,7 @@ of tests/conftest.py), and raw snapshots of a game in Redis."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,11 +31,12 @@ def make_game(client: FlaskClient) -> Callable[..., Game]:
     return make
 
 
-def card_codes(value: Any) -> set[str]:
-    """Every string inside a JSON value that is a card code (``7H``, ``10S``, ``JK``)."""
-    from service.engine.cards import Card
-    from service.engine.errors import MalformedError
+CARD_IN_TEXT = re.compile(r"\b(?:10|[2-9AJQK])[CDHS]\b|\bJK\b")
 
+
+def card_codes(value: Any) -> set[str]:
+    """Every card code (``7H``, ``10S``, ``JK``) written in a JSON value: whole strings
+    and words of texts (a ``reason`` or ``detail`` quoting cards)."""
     found: set[str] = set()
     if isinstance(value, dict):
         for item in value.values():
@@ -42,10 +44,6 @@ def card_codes(value: Any) -> set[str]:
     elif isinstance(value, list):
         for item in value:
             found |= card_codes(item)
-    elif isinstance(value, str) and 2 <= len(value) <= 3:
-        try:
-            if Card.parse(value).code == value:
-                found.add(value)
-        except (MalformedError, ValueError):
-            pass
+    elif isinstance(value, str):
+        found.update(CARD_IN_TEXT.findall(value))
     return found

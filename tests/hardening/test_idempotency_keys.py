@@ -23,9 +23,7 @@ def _games(redis_client) -> int:
 
 
 @pytest.mark.parametrize("weak", WEAK_KEYS)
-def test_a_create_with_a_guessable_key_is_refused_and_creates_nothing(
-    client, redis_client, weak
-):
+def test_a_create_with_a_guessable_key_is_refused_and_creates_nothing(client, redis_client, weak):
     before = _games(redis_client)
     response = client.post("/v1/games", json=CREATE, headers={"Idempotency-Key": weak})
     assert response.status_code == 400

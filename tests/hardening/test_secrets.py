@@ -101,6 +101,29 @@ def test_nothing_hidden_leaks_while_playing(client, log_text):
     assert not any(t in logged for t in tokens), "a token was logged"
 
 
+def test_a_refused_go_out_shows_its_cards_to_the_claimant_only(client):
+    """Under ``false_go_out_penalty`` a refused claim is public (it costs points),
+    but the claimed cards, quoted by the reason, reach only the claimant."""
+    game = create_game(
+        client, [{"name": "a"}, {"name": "b"}], seed="claim", options={"false_go_out_penalty": 20}
+    )
+    seat = game.public()["round"]["turn"]
+    assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 200
+    hand = game.view(seat)["hand"]
+    claim = {"type": "go_out", "discard": hand[0], "melds": [hand[1:]]}
+    answer = game.move(seat, claim)
+    assert answer.status_code == 200, answer.get_json()
+    mine = [e for e in game.events(seat) if e["type"] == "go_out_refused"]
+    assert [e.get("private", False) for e in mine] == [False, True]
+    assert card_codes(mine[1]["reason"]) <= set(hand), "the claimant reads why"
+    for label, events in (("public", game.events(None)), ("other seat", game.events(1 - seat))):
+        refused = [e for e in events if e["type"] == "go_out_refused"]
+        assert refused == [{**mine[0]}], label
+        assert not card_codes(events) & set(hand[1:]), f"{label} events show the claim"
+    assert not card_codes(game.public()) & set(hand[1:])
+    assert not card_codes(game.view(1 - seat)) & set(hand[1:])
+
+
 def test_error_bodies_never_echo_tokens(client, log_text):
     game = create_game(client, [{"name": "a"}, {"name": "b"}], seed="errors")
     other = create_game(client, [{"name": "c"}, {"name": "d"}], seed="errors2")
