@@ -108,10 +108,12 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         JSON_SORT_KEYS=False,
     )
     move_limit = limits.move_limiter(config)
+    auth_limit = limits.auth_failure_limiter(config)
     services = Services(
         config,
         store or GameStore.from_config(config),
         move_limit.check if move_limit is not None else None,
+        auth_limit.check_failed_auth if auth_limit is not None else None,
     )
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter

@@ -70,6 +70,11 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar("RATE_LIMIT_JOIN", "60/minute", "Limit on `POST /v1/games/{id}/players`."),
     EnvVar("RATE_LIMIT_MOVES", "600/minute", "Limit on `POST /v1/games/{id}/moves`."),
     EnvVar(
+        "RATE_LIMIT_AUTH_FAILURES",
+        "30/minute",
+        "Limit on 401 answers per client address (429 beyond).",
+    ),
+    EnvVar(
         "FAST_LANE",
         "true",
         "Answer views and moves straight from WSGI, skipping Flask's request machinery "
@@ -161,6 +166,7 @@ class Config:
     rate_limit_create: str = "30/minute"
     rate_limit_join: str = "60/minute"
     rate_limit_moves: str = "600/minute"
+    rate_limit_auth_failures: str = "30/minute"
     fast_lane: bool = True
     cors_origins: tuple[str, ...] = ()
     host: str = "127.0.0.1"
@@ -204,6 +210,7 @@ class Config:
             rate_limit_create=env.rate("RATE_LIMIT_CREATE"),
             rate_limit_join=env.rate("RATE_LIMIT_JOIN"),
             rate_limit_moves=env.rate("RATE_LIMIT_MOVES"),
+            rate_limit_auth_failures=env.rate("RATE_LIMIT_AUTH_FAILURES"),
             fast_lane=env.boolean("FAST_LANE"),
             cors_origins=tuple(
                 origin.strip() for origin in env.raw("CORS_ORIGINS").split(",") if origin.strip()

@@ -33,6 +33,9 @@ class Services:
     count_move: Callable[[Call], None] | None = None
     """Counts a move against its client's rate limit, raising 429 over it
     (:meth:`service.api.limits.MoveLimiter.check`); None without limits."""
+    count_auth_failure: Callable[[Call], None] | None = None
+    """Counts a failed authentication against the client's address, raising 429
+    over the limit; None without limits."""
 
 
 _ENVIRON_KEYS: dict[str, str] = {}

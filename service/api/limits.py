@@ -4,7 +4,10 @@
   (``request.remote_addr``; put a proxy that sets it correctly in front, e.g. werkzeug's
   ``ProxyFix``);
 * ``POST /v1/games/{id}/moves``: per bearer token, keyed by a hash of the token (the
-  raw token never reaches the limiter's storage); requests without a token by IP.
+  raw token never reaches the limiter's storage); requests without a token by IP;
+* failed authentication (every 401, on any endpoint): per client IP
+  (``RATE_LIMIT_AUTH_FAILURES``), so bogus tokens, each with a move budget of its own,
+  cannot buy an address unlimited work: over the limit the 401 becomes a 429.
 
 Create and join are limited by Flask-Limiter on their Flask routes.  Moves are
 limited by :class:`MoveLimiter` -- the same ``limits`` library and fixed window,
@@ -70,7 +73,8 @@ def client_token(call: Call) -> str:
 
 
 class MoveLimiter:
-    """The limit on moves (``RATE_LIMIT_MOVES``), per bearer token, fixed window.
+    """A limit counted by the handlers (not by Flask-Limiter), fixed window: moves
+    (``RATE_LIMIT_MOVES``) per bearer token, or failed authentications per address.
 
     >>> limiter = MoveLimiter("2/minute", "memory://")
     >>> limiter.retry_after("tok:abc"), limiter.retry_after("tok:abc")
@@ -79,7 +83,8 @@ class MoveLimiter:
     True
     """
 
-    def __init__(self, rate: str, uri: str, **options: Any) -> None:
+    def __init__(self, rate: str, uri: str, name: str = "moves", **options: Any) -> None:
+        self.name = name
         self.items = parse_many(rate)
         self.main = FixedWindowRateLimiter(storage_from_string(uri, **options))
         self.fallback = FixedWindowRateLimiter(MemoryStorage())
@@ -98,18 +103,24 @@ class MoveLimiter:
 
     def _hit(self, limiter: FixedWindowRateLimiter, client: str) -> int | None:
         for item in self.items:
-            if not limiter.hit(item, KEY_PREFIX, "moves", client):
-                reset = limiter.get_window_stats(item, KEY_PREFIX, "moves", client).reset_time
+            if not limiter.hit(item, KEY_PREFIX, self.name, client):
+                reset = limiter.get_window_stats(item, KEY_PREFIX, self.name, client).reset_time
                 return max(1, math.ceil(reset - time.time()))
         return None
 
     def check(self, call: Call) -> None:
         """Count the request's move; 429 with ``Retry-After`` when over the limit."""
-        wait = self.retry_after(client_token(call))
+        self._refuse_over(self.retry_after(client_token(call)))
+
+    def check_failed_auth(self, call: Call) -> None:
+        """Count a failed authentication against the request's address; 429 over it."""
+        self._refuse_over(self.retry_after(_ip(call.environ.get("REMOTE_ADDR"))))
+
+    def _refuse_over(self, wait: int | None) -> None:
         if wait is not None:
             raise ApiError(
                 "RATE_LIMITED",
-                f"rate limit exceeded (moves: {self.describe()}); retry after {wait} s",
+                f"rate limit exceeded ({self.name}: {self.describe()}); retry after {wait} s",
                 headers={"Retry-After": str(wait)},
             )
 
@@ -122,6 +133,18 @@ def move_limiter(config: Config) -> MoveLimiter | None:
     if not config.rate_limits_enabled:
         return None
     return MoveLimiter(config.rate_limit_moves, storage_uri(config), **_storage_options(config))
+
+
+def auth_failure_limiter(config: Config) -> MoveLimiter | None:
+    """The limit on failed authentications per address (None when ``RATE_LIMITS`` is off)."""
+    if not config.rate_limits_enabled:
+        return None
+    return MoveLimiter(
+        config.rate_limit_auth_failures,
+        storage_uri(config),
+        "failed authentications",
+        **_storage_options(config),
+    )
 
 
 def _storage_options(config: Config) -> dict[str, Any]:

@@ -110,6 +110,40 @@ def test_games_expire_after_ttl_and_activity_refreshes_it(redis_client, redis_ur
     assert gone.status_code == 404
 
 
+def test_failed_authentications_count_against_the_address(redis_client, redis_url):
+    """Each bogus token had a move budget of its own: an address could send any
+    number of them.  Every 401 now counts against the address; over the limit the
+    answer is 429, while a valid token from the same address still plays."""
+    app = make_app(
+        redis_url,
+        RATE_LIMITS="true",
+        RATE_LIMIT_MOVES="100/minute",
+        RATE_LIMIT_AUTH_FAILURES="5/minute",
+    )
+    client = app.test_client()
+    game = create_game(client, PLAYERS, seed="bogus")
+    draw = {"type": "draw", "source": "stock"}
+    bogus = [{"Authorization": f"Bearer bogus-{i:04d}-{'x' * 30}"} for i in range(8)]
+    answers = [
+        client.post(f"/v1/games/{game.id}/moves", json=draw, headers=bogus[0]),
+        client.get(f"/v1/games/{game.id}/view", headers=bogus[1]),
+        client.get(f"/v1/games/{game.id}/events", headers=bogus[2]),
+        client.post(f"/v1/games/{game.id}/moves", json=draw),  # no token at all
+        client.post(f"/v1/games/{game.id}/moves", json=draw, headers=bogus[3]),
+    ]
+    assert [a.status_code for a in answers] == [401] * 5
+    for headers in bogus[4:]:
+        _limited(client.post(f"/v1/games/{game.id}/moves", json=draw, headers=headers))
+    _limited(client.get(f"/v1/games/{game.id}/view", headers=bogus[0]))
+    seat = game.public()["round"]["turn"]
+    assert game.move(seat, draw).status_code == 200  # a real token is never refused for them
+    other = {"REMOTE_ADDR": "10.9.8.7"}  # another address has its own budget
+    answer = client.post(
+        f"/v1/games/{game.id}/moves", json=draw, headers=bogus[0], environ_base=other
+    )
+    assert answer.status_code == 401
+
+
 def test_moves_are_counted_in_memory_while_the_limit_storage_is_down(monkeypatch):
     from service.api.limits import MoveLimiter
 
