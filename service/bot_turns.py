@@ -24,16 +24,25 @@ if TYPE_CHECKING:
 History = Callable[[], list[dict[str, Any]]]
 """Loads the game's stored public events (as the events endpoint shows them)."""
 
+BOT_MOVES_PER_CALL = 32
+"""The most bot moves one call plays: a lap of seven bots (14 moves) fits twice, and
+the costliest bot (``strong``, 8 seats, its history read) stays well under a second.
+When bots are left to play, the game is due again at once, so the next request that
+touches it plays the next stretch (:func:`service.fairplay.apply_timeouts`)."""
+
 
 def play_bots(
     record: GameRecord, history: History | None = None, recent: Sequence[Event] = ()
 ) -> list[Event]:
-    """Play ``record``'s bots whose turn it is, in turn; their events (``recent``:
-    those of the move that led here, not stored yet)."""
+    """Play ``record``'s bots whose turn it is, in turn, at most
+    :data:`BOT_MOVES_PER_CALL` moves; their events (``recent``: those of the move
+    that led here, not stored yet)."""
     state = record.state
     events: list[Event] = []
     stored: list[dict[str, Any]] | None = None
-    while state is not None and state.round is not None:
+    for _move in range(BOT_MOVES_PER_CALL):
+        if state is None or state.round is None:
+            break
         level = record.seats[state.round.turn].bot
         if level is None:
             break

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from service import bots
+from service.bot_turns import History
 from service.engine.errors import (
     EngineError,
     GameNotInProgressError,
@@ -70,14 +71,19 @@ def automatic_finish(state: State, seat: int) -> Move:
     return max(pool, key=lambda m: (card_points(m.card, spec.wild_rank, options), m.card.id))
 
 
-def apply_timeouts(record: GameRecord, now: float | None = None) -> list[Event]:
+def apply_timeouts(
+    record: GameRecord, now: float | None = None, history: History | None = None
+) -> list[Event]:
     """Play the overdue turn, if any, marking its events automatic: draw from
     the stock, then go out if possible, else discard the costliest deadwood
     card.  After ``autopilot_after`` missed turns in a row the seat is handed to
-    a bot."""
+    a bot.  A bot's turn is due at once when the last request left bots to play:
+    then the next stretch of bot moves is played (``history`` as for a move)."""
     now = time.time() if now is None else now
     if not is_overdue(record, now):
         return []
+    if record.bot_on_turn:
+        return record.after_turn(now, history)
     state = record.state
     assert state is not None and state.round is not None
     seat = state.round.turn

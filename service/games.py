@@ -427,18 +427,33 @@ class GameRecord:
         history: History | None = None,
         recent: Sequence[Event] = (),
     ) -> list[Event]:
-        """Play the bots whose turn it is, then start the next human's clock."""
+        """Play the bots whose turn it is (a bounded stretch), then start the next
+        human's clock -- or, with bots left to play, make the game due at once."""
         events = play_bots(self, history, recent)
         self.reset_deadline(now)
         return events
 
-    def reset_deadline(self, now: float | None = None) -> None:
-        """The deadline of the player whose turn it is (turn timers only)."""
+    @property
+    def bot_on_turn(self) -> bool:
+        """True when a bot (or a seat on autopilot) is to play, in a game in play."""
         state = self.state
-        if self.turn_timeout is None or state is None or state.round is None:
+        return (
+            state is not None
+            and state.round is not None
+            and self.seats[state.round.turn].bot is not None
+        )
+
+    def reset_deadline(self, now: float | None = None) -> None:
+        """The deadline of the player whose turn it is: now when it is a bot's (its
+        turn is played by the next request), else the turn timer's, if any."""
+        state = self.state
+        now = time.time() if now is None else now
+        if self.bot_on_turn:
+            self.deadline = now
+        elif self.turn_timeout is None or state is None or state.round is None:
             self.deadline = None
-            return
-        self.deadline = (time.time() if now is None else now) + self.turn_timeout
+        else:
+            self.deadline = now + self.turn_timeout
 
     def _start_if_full(self) -> list[Event]:
         if any(s.is_open for s in self.seats) or self.state is not None:

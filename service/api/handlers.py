@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from functools import lru_cache
-from typing import Any
 
 import orjson
 from marshmallow import ValidationError
@@ -26,6 +25,7 @@ from service.api.persistence import (
     current,
     current_with_public,
     not_modified,
+    public_events,
     require_seat,
     unauthorized,
 )
@@ -125,11 +125,6 @@ def make_move(game_id: str) -> Answer:
         return Outcome(events, seat=seat, committed=count)
 
     return change(game_id, play, conditional=True)
-
-
-def public_events(game_id: str) -> list[dict[str, Any]]:
-    """Every public event of a game (for bots that track the cards)."""
-    return [orjson.loads(raw) for _seq, raw in store().all_events(game_id)]
 
 
 # -- moves: the body of POST /v1/games/{id}/moves ----------------------------------

@@ -274,6 +274,7 @@ def change(
     if call().header("Idempotency-Key") is not None:  # else no token hash to compute
         token = bearer_token()
         idem = idempotency(scope_for(token, game_id), secret=token is None)
+    settled = False  # one stretch of overdue turns per request (bounded work)
     for _attempt in range(MAX_ATTEMPTS):
         if idem is not None:
             found, stored = st.load_with_idempotency(game_id, idem.key_hash)
@@ -285,7 +286,8 @@ def change(
             raise GameNotFound(game_id)
         version, raw, results = found
         record = GameRecord.loaded(raw, results)
-        if settle_timeouts(game_id, version, record):
+        if not settled and settle_timeouts(game_id, version, record):
+            settled = True
             continue
         if expected is not None and expected != version:
             raise ApiError(
@@ -349,10 +351,16 @@ def _answer_and_public(
     return status, body, record.public_json(version), orjson.dumps(body), seat_parts
 
 
+def public_events(game_id: str) -> list[dict[str, Any]]:
+    """Every public event of a game (for bots that track the cards)."""
+    return [orjson.loads(raw) for _seq, raw in store().all_events(game_id)]
+
+
 def settle_timeouts(game_id: str, version: int, record: GameRecord) -> bool:
-    """Play an overdue turn (turn timers) and commit it; True if the game changed
-    (then the caller reloads).  Any request touching the game calls this first."""
-    events = apply_timeouts(record)
+    """Play an overdue turn (turn timers), or the next stretch of bot moves left by
+    the last request, and commit it; True if the game changed (then the caller
+    reloads).  Any request touching the game calls this first, once."""
+    events = apply_timeouts(record, history=lambda: public_events(game_id))
     if not events:
         return False
     try:
@@ -383,6 +391,7 @@ def current_with_public(game_id: str) -> tuple[int, GameRecord, bytes]:
 def _settled(game_id: str, *, with_public: bool) -> tuple[int, GameRecord, bytes]:
     """Load the game (and its saved public view if asked), playing any overdue
     turn first; 404 when there is no game."""
+    settled = False  # one stretch of overdue turns per request (bounded work)
     for _attempt in range(MAX_ATTEMPTS):
         if with_public:
             found = store().load_for_view(game_id)
@@ -393,6 +402,7 @@ def _settled(game_id: str, *, with_public: bool) -> tuple[int, GameRecord, bytes
             raise GameNotFound(game_id)
         version, raw, results, public = found
         record = GameRecord.loaded(raw, results)
-        if not settle_timeouts(game_id, version, record):
+        if settled or not settle_timeouts(game_id, version, record):
             return version, record, saved_public_view(public, results)
+        settled = True
     raise ApiError("CONFLICT", "the game is changing too fast; retry")

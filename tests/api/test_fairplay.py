@@ -8,6 +8,7 @@ import time
 
 import orjson
 
+from service.bot_turns import BOT_MOVES_PER_CALL
 from service.engine.shuffle import commitment
 from service.fairplay import verify_replay
 from service.store import key
@@ -92,8 +93,49 @@ def finished_game(client, seed="replay-1"):
         f"/v1/games/{game.id}/autopilot", json={"level": "basic"}, headers=game.auth(0)
     )
     assert response.status_code == 200
-    assert response.get_json()["status"] == "finished"
+    play_out(game)
     return game
+
+
+def play_out(game) -> None:
+    """Read the game until its bots have played it to the end: each request plays
+    at most one stretch of bot moves (``BOT_MOVES_PER_CALL``)."""
+    for _request in range(400):
+        if game.public()["status"] == "finished":
+            return
+    raise AssertionError("the bots did not finish the game in 400 requests")
+
+
+def test_one_request_plays_a_bounded_stretch_of_bot_moves(client):
+    """Handing the last human seat to a bot once played the whole game inside that
+    request (seconds of CPU for eight strong seats).  Now each request plays at most
+    BOT_MOVES_PER_CALL bot moves; the game is then due at once, and whichever request
+    touches it next plays the next stretch, until the game ends."""
+    players = [{"name": "me"}, *({"name": f"b{i}", "bot": "strong"} for i in range(7))]
+    game = create_game(client, players, seed="bounded", ruleset="party")
+    moves = {"drew", "discarded", "went_out"}
+
+    def bot_moves_since(seq: int) -> tuple[int, int]:
+        events = [e for e in game.events() if e["seq"] > seq]
+        return sum(e["type"] in moves for e in events), max([seq, *(e["seq"] for e in events)])
+
+    _count, seq = bot_moves_since(0)
+    handed = client.post(
+        f"/v1/games/{game.id}/autopilot", json={"level": "strong"}, headers=game.auth(0)
+    )
+    assert handed.status_code == 200
+    assert handed.get_json()["status"] == "playing"
+    count, seq = bot_moves_since(seq)
+    stretches = [count]
+    status = "playing"
+    while status != "finished":
+        status = game.public()["status"]  # a read plays the next stretch
+        count, seq = bot_moves_since(seq)
+        stretches.append(count)
+        assert len(stretches) < 400
+    assert max(stretches) <= BOT_MOVES_PER_CALL
+    assert sum(stretches) > 10 * BOT_MOVES_PER_CALL  # a whole game, many requests
+    assert game.public()["timer"]["deadline"] is None  # nothing left to play
 
 
 def test_replay_verifies_and_a_tampered_one_is_rejected(client, tmp_path, capsys):
@@ -150,6 +192,7 @@ def test_rematch_keeps_seats_options_and_bots_with_new_tokens(client):
             ).status_code
             == 200
         )
+    play_out(game)
     assert game.public()["status"] == "finished"
     first = client.post(f"/v1/games/{game.id}/rematch", headers=game.auth(1))
     assert first.status_code == 201
