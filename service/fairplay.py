@@ -26,7 +26,7 @@ from service.engine.shuffle import commitment, new_seed
 from service.engine.state import Phase, State, legal_moves
 from service.engine.view import observe
 from service.games import GameRecord, HostingError, Seat
-from service.tokens import hash_token, new_game_id, new_token
+from service.tokens import hash_token, new_token, rematch_game_id
 
 AUTOPILOT_LEVEL = "basic"
 
@@ -149,7 +149,7 @@ def rematch_record(old: GameRecord) -> GameRecord:
         else:
             seats.append(Seat(s.seat, s.name, reserved_for=s.token_hash))
     return GameRecord(
-        id=new_game_id(),
+        id=rematch_game_id(old.id),
         ruleset=old.ruleset,
         options=old.options,
         seats=seats,

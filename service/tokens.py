@@ -3,6 +3,7 @@ stored), game ids, and the engine seed of a client-chosen seed."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import secrets
 
@@ -35,6 +36,21 @@ def hash_token(token: str) -> str:
 def new_game_id() -> str:
     """An unguessable game id (128 random bits)."""
     return _urlsafe(16)
+
+
+def rematch_game_id(game_id: str) -> str:
+    """The id of ``game_id``'s rematch: one id, whoever asks first and however many
+    ask at once, so racing requests make one game.  As unguessable as ``game_id``
+    (whose public view links the rematch anyway).
+
+    >>> rematch_game_id("abc") == rematch_game_id("abc") != rematch_game_id("abd")
+    True
+    >>> len(rematch_game_id("abc"))
+    22
+    """
+    digest = hashlib.sha256(f"rematch\0{game_id}".encode()).digest()[:16]
+    text = base64.urlsafe_b64encode(digest).decode().rstrip("=")
+    return "_" + text[1:] if text.startswith("-") else text
 
 
 def seed_from_client(seed: str | int) -> str:

@@ -16,6 +16,7 @@ from service.api.blueprint import Blueprint
 from service.api.context import store
 from service.api.games import ERRORS_PLAYER, ERRORS_READ, _document_errors
 from service.api.persistence import (
+    MAX_ATTEMPTS,
     Outcome,
     bearer_token,
     change,
@@ -29,7 +30,7 @@ from service.api.persistence import (
 from service.engine.records import Event
 from service.fairplay import build_replay, claim_reserved, rematch_record, set_autopilot
 from service.games import GameRecord
-from service.store import VersionConflict
+from service.store import GameExists, VersionConflict
 
 blp = Blueprint(
     "fairplay", __name__, url_prefix="/v1/games", description="Autopilot, rematches, replays"
@@ -145,15 +146,24 @@ class Rematch(MethodView):
 
 
 def _rematch_id(game_id: str) -> str:
-    """The rematch of a finished game, created by the first player to ask."""
-    for _attempt in range(4):
-        version, old = current(game_id)
-        require_seat(old)
-        if old.rematch_id is not None:
-            return old.rematch_id
-        new = rematch_record(old)
-        created = Event("game_created", {"seats": len(new.seats), "rematch_of": old.id})
+    """The rematch of a finished game, created by the first player to ask.
+
+    Its id is the finished game's own function (:func:`rematch_game_id`), so
+    players asking at once create the same game: the first creation stands, the
+    others find it there.  Then the finished game links it (once)."""
+    version, old = current(game_id)
+    require_seat(old)
+    if old.rematch_id is not None:
+        return old.rematch_id
+    new = rematch_record(old)
+    created = Event("game_created", {"seats": len(new.seats), "rematch_of": old.id})
+    try:
         store().create(new.id, new.to_bytes(), events_payload([created]), **snapshot(new, 1))
+    except GameExists:
+        pass  # another player asked at the same time: theirs is this very game
+    for _attempt in range(MAX_ATTEMPTS):
+        if old.rematch_id is not None:
+            break
         old.rematch_id = new.id
         try:
             store().commit(
@@ -163,10 +173,10 @@ def _rematch_id(game_id: str) -> str:
                 events_payload([Event("rematch_created", {"game": new.id})]),
                 **snapshot(old, version + 1),
             )
-            return new.id
+            break
         except VersionConflict:
-            continue  # another player asked at the same time: use theirs
-    return current(game_id)[1].rematch_id or ""
+            version, old = current(game_id)
+    return new.id
 
 
 @blp.route("/<game_id:game_id>/replay")

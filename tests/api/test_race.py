@@ -116,3 +116,41 @@ def test_a_retried_create_that_overtakes_the_first_gets_the_same_game(redis_clie
     assert first.get_json() == retry.get_json()
     game_id = first.get_json()["id"]
     assert client.get(f"/v1/games/{game_id}").get_json()["version"] == 1
+
+
+def test_racing_rematch_requests_make_one_game(redis_client, redis_url):
+    """Both players ask for the rematch at once: the second request reads the
+    finished game before the first has linked its rematch.  Each once created a
+    game of its own, and one of them was left unreachable; now there is one."""
+    from service.store.keys import STATE, key
+    from tests.api.test_fairplay import play_out
+
+    app = make_app(redis_url)
+    client = app.test_client()
+    game = create_game(client, [{"name": "ann"}, {"name": "bob"}], seed="rematch-race")
+    for seat in (0, 1):
+        client.post(
+            f"/v1/games/{game.id}/autopilot", json={"level": "basic"}, headers=game.auth(seat)
+        )
+    play_out(game)
+    store = app.extensions["t13"].store
+    create = store.create
+    inner: list[object] = []
+
+    def create_while_the_other_asks(game_id: str, *args, **kwargs):
+        if not inner:  # the other player's request runs through, in between
+            inner.append(None)
+            inner[0] = app.test_client().post(f"/v1/games/{game.id}/rematch", headers=game.auth(1))
+        return create(game_id, *args, **kwargs)
+
+    before = sum(1 for _ in redis_client.scan_iter(match=key("*", STATE)))
+    store.create = create_while_the_other_asks
+    first = client.post(f"/v1/games/{game.id}/rematch", headers=game.auth(0))
+    store.create = create
+    (second,) = inner
+    assert first.status_code == second.status_code == 201, (first.get_json(), second.get_json())
+    assert first.get_json()["id"] == second.get_json()["id"]
+    assert sum(1 for _ in redis_client.scan_iter(match=key("*", STATE))) == before + 1
+    assert game.public()["rematch"]["game"] == first.get_json()["id"]
+    rematch = client.get(f"/v1/games/{first.get_json()['id']}").get_json()
+    assert rematch["status"] == "playing"  # both seats claimed: dealt
