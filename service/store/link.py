@@ -18,7 +18,10 @@ redis-py's exceptions through its own table, and its ``Retry`` retries a
 round trip that failed on a connection error or timeout, on a new connection
 (a re-sent write is recognised by its write id, see
 :mod:`service.store.game_store`).  A connection idle past the client's
-health-check interval is pinged before use, as redis-py would.
+health-check interval is pinged before use, as redis-py would.  Its
+connections are the client's bounded ones (:mod:`service.store.bounded`), and
+a round trip waits no longer than they would: what is left of the request's
+budget, and not at all while the server's circuit is open.
 
 Only for a plain ``redis.Redis``: Redis Cluster and the embedded store use the
 client as it is (:func:`link_for` returns None for them).
@@ -37,6 +40,8 @@ import redis
 from redis._parsers import BaseParser
 from redis.commands.core import Script
 from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
+
+from service.store.circuit import TRIP_AFTER_SECONDS
 
 READ_SIZE = 65536
 """Bytes asked of the socket per read (a game document is a few KB)."""
@@ -126,7 +131,9 @@ class _Wire:
         sock, reader = self.sock, self.reader
         assert sock is not None
         replies: list[Any] = []
+        wait = conn.wait_now()  # the request's budget and the server's circuit
         try:
+            sock.settimeout(wait)
             sock.sendall(payload)
             while len(replies) < count:
                 reply = reader.gets()
@@ -135,12 +142,16 @@ class _Wire:
                     if not chunk:
                         raise redis.ConnectionError("Connection closed by server.")
                     reader.feed(chunk)
+                    sock.settimeout(wait := conn.wait_now())
                 else:
                     replies.append(reply)
         except TimeoutError as exc:  # socket.timeout
+            if wait is None or wait >= TRIP_AFTER_SECONDS:
+                conn.circuit.failed()
             raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
         except OSError as exc:
             raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
+        conn.circuit.succeeded()
         self.used = time.monotonic()
         errors = [r for r in replies if isinstance(r, ResponseError)]
         if errors:  # every reply was read: the connection is still in step
