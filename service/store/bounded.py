@@ -32,7 +32,7 @@ def _trips(wait: float | None) -> bool:
     return wait is None or wait >= TRIP_AFTER_SECONDS
 
 
-class _Bounded:
+class Bounded:
     """Mixin over a redis-py connection class (first in the bases)."""
 
     socket_timeout: float | None
@@ -53,7 +53,7 @@ class _Bounded:
         self.socket_timeout = wait_for(self._cap)  # the TLS handshake's wait
         try:
             return super()._connect()  # type: ignore[misc]
-        except OSError:
+        except TimeoutError:  # socket.timeout; a refused connect costs no wait: no trip
             if _trips(wait):
                 self.circuit.failed()
             raise
@@ -94,15 +94,15 @@ class _Bounded:
         return wait_for(self._cap)
 
 
-class BoundedConnection(_Bounded, redis.Connection):
+class BoundedConnection(Bounded, redis.Connection):
     pass
 
 
-class BoundedSSLConnection(_Bounded, redis.SSLConnection):
+class BoundedSSLConnection(Bounded, redis.SSLConnection):
     pass
 
 
-class BoundedUnixConnection(_Bounded, redis.UnixDomainSocketConnection):
+class BoundedUnixConnection(Bounded, redis.UnixDomainSocketConnection):
     pass
 
 

@@ -1,7 +1,8 @@
 """A circuit breaker per Redis server: once it is known down, fail fast for a moment.
 
-A server is marked down when a connection to it cannot be made or a reply does
-not come in time (a long enough wait: see :data:`TRIP_AFTER_SECONDS`).  For the
+A server is marked down when a connection to it or a reply from it does not
+come in time (a long enough wait: see :data:`TRIP_AFTER_SECONDS`); errors that
+cost no wait (a refused connection: the server is restarting) do not trip it.  For the
 next :data:`OPEN_SECONDS` every command to it fails at once with
 :class:`CircuitOpen`, instead of each request waiting out its budget (and
 holding a worker thread meanwhile).  Then one connection is let through as a

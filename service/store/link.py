@@ -41,6 +41,7 @@ from redis._parsers import BaseParser
 from redis.commands.core import Script
 from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
 
+from service.store.bounded import Bounded
 from service.store.circuit import TRIP_AFTER_SECONDS
 
 READ_SIZE = 65536
@@ -108,10 +109,11 @@ class Link:
 class _Wire:
     """A redis-py ``Connection`` and the hiredis reader of its current socket."""
 
-    __slots__ = ("conn", "reader", "sock", "used")
+    __slots__ = ("bounded", "conn", "reader", "sock", "used")
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        self.bounded = isinstance(conn, Bounded)  # the request's budget, the server's circuit
         self.reader: Any = None
         self.sock: socket.socket | None = None
         self.used = 0.0
@@ -131,7 +133,8 @@ class _Wire:
         sock, reader = self.sock, self.reader
         assert sock is not None
         replies: list[Any] = []
-        wait = conn.wait_now()  # the request's budget and the server's circuit
+        bounded = self.bounded
+        wait = conn.wait_now() if bounded else conn.socket_timeout
         try:
             sock.settimeout(wait)
             sock.sendall(payload)
@@ -142,16 +145,18 @@ class _Wire:
                     if not chunk:
                         raise redis.ConnectionError("Connection closed by server.")
                     reader.feed(chunk)
-                    sock.settimeout(wait := conn.wait_now())
+                    if bounded:
+                        sock.settimeout(wait := conn.wait_now())
                 else:
                     replies.append(reply)
         except TimeoutError as exc:  # socket.timeout
-            if wait is None or wait >= TRIP_AFTER_SECONDS:
+            if bounded and (wait is None or wait >= TRIP_AFTER_SECONDS):
                 conn.circuit.failed()
             raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
         except OSError as exc:
             raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
-        conn.circuit.succeeded()
+        if bounded:
+            conn.circuit.succeeded()
         self.used = time.monotonic()
         errors = [r for r in replies if isinstance(r, ResponseError)]
         if errors:  # every reply was read: the connection is still in step
