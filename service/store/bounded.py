@@ -28,7 +28,8 @@ from service.store.circuit import TRIP_AFTER_SECONDS, CircuitOpen, circuit_for
 T = TypeVar("T")
 
 
-def _trips(wait: float | None) -> bool:
+def trips(wait: float | None) -> bool:
+    """Whether a timeout after waiting ``wait`` means the server is down."""
     return wait is None or wait >= TRIP_AFTER_SECONDS
 
 
@@ -53,9 +54,8 @@ class Bounded:
         self.socket_timeout = wait_for(self._cap)  # the TLS handshake's wait
         try:
             return super()._connect()  # type: ignore[misc]
-        except TimeoutError:  # socket.timeout; a refused connect costs no wait: no trip
-            if _trips(wait):
-                self.circuit.failed()
+        except OSError as exc:  # a refused connect costs no wait: no trip
+            self.report(wait, timed_out=isinstance(exc, TimeoutError))
             raise
 
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
@@ -65,9 +65,8 @@ class Bounded:
             self._sock.settimeout(wait)
         try:
             super().send_packed_command(command, check_health)  # type: ignore[misc]
-        except redis.TimeoutError:
-            if _trips(wait):
-                self.circuit.failed()
+        except (redis.TimeoutError, redis.ConnectionError) as exc:
+            self.report(wait, timed_out=isinstance(exc, redis.TimeoutError))
             raise
 
     def read_response(self, *args: Any, **kwargs: Any) -> Any:
@@ -76,15 +75,21 @@ class Bounded:
             self._sock.settimeout(wait)
         try:
             response = super().read_response(*args, **kwargs)  # type: ignore[misc]
-        except redis.TimeoutError:
-            if _trips(wait):
-                self.circuit.failed()
+        except (redis.TimeoutError, redis.ConnectionError) as exc:
+            self.report(wait, timed_out=isinstance(exc, redis.TimeoutError))
             raise
         except redis.ResponseError:  # an error reply: the server is answering
             self.circuit.succeeded()
             raise
         self.circuit.succeeded()
         return response
+
+    def report(self, wait: float | None, timed_out: bool) -> None:
+        """Tell the circuit about a failure after a wait of ``wait``."""
+        if timed_out and trips(wait):
+            self.circuit.failed()
+        else:
+            self.circuit.released(self)
 
     def wait_now(self) -> float | None:
         """For :class:`~service.store.link.Link`, which reads the socket itself:

@@ -59,6 +59,14 @@ class Circuit:
             with self._lock:
                 self.open_until, self._probe = 0.0, None
 
+    def released(self, conn: Any) -> None:
+        """``conn`` failed without a wait that says the server is down (a refused
+        connect, a spent budget): if it was the probe, the next caller probes."""
+        if self._probe is conn:
+            with self._lock:
+                if self._probe is conn:
+                    self._probe, self.open_until = None, time.monotonic()
+
     def failed(self) -> None:
         with self._lock:
             self.open_until, self._probe = time.monotonic() + OPEN_SECONDS, None

@@ -42,7 +42,6 @@ from redis.commands.core import Script
 from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
 
 from service.store.bounded import Bounded
-from service.store.circuit import TRIP_AFTER_SECONDS
 
 READ_SIZE = 65536
 """Bytes asked of the socket per read (a game document is a few KB)."""
@@ -149,11 +148,12 @@ class _Wire:
                         sock.settimeout(wait := conn.wait_now())
                 else:
                     replies.append(reply)
-        except TimeoutError as exc:  # socket.timeout
-            if bounded and (wait is None or wait >= TRIP_AFTER_SECONDS):
-                conn.circuit.failed()
-            raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
-        except OSError as exc:
+        except OSError as exc:  # socket.timeout among them
+            timed_out = isinstance(exc, TimeoutError)
+            if bounded:
+                conn.report(wait, timed_out)
+            if timed_out:
+                raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
             raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
         if bounded:
             conn.circuit.succeeded()
