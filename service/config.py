@@ -48,6 +48,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "in-process store (one worker only, lost on restart, not for production).",
     ),
     EnvVar("REDIS_CLUSTER", "false", "Treat `REDIS_URL` as a Redis Cluster node."),
+    EnvVar(
+        "REDIS_TIMEOUT_SECONDS",
+        "2",
+        "Most a request waits on Redis in all (connects, retries, every command; a long "
+        "poll's own wait aside) before answering 503 `STORE_UNAVAILABLE`.",
+    ),
     EnvVar("ALLOW_SEEDED_GAMES", "false", "Honour `seed` when creating a game (tests, replays)."),
     EnvVar(
         "GAME_TTL_SECONDS", "604800", "A game is deleted after this long without a change (7 days)."
@@ -134,6 +140,16 @@ class _Env:
             raise ValueError(f"{name}: must be {bound}, got {number}")
         return number
 
+    def seconds(self, name: str, *, minimum: float, maximum: float) -> float:
+        value = self.raw(name)
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"{name}: expected a number of seconds, got {value!r}") from None
+        if not minimum <= number <= maximum:
+            raise ValueError(f"{name}: must be between {minimum:g} and {maximum:g}, got {value}")
+        return number
+
     def rate(self, name: str) -> str:
         value = self.raw(name)
         if not all(_RATE.match(part) for part in value.split(";")):
@@ -155,6 +171,7 @@ class Config:
 
     redis_url: str | None = field(default=None, repr=False)  # may hold a password
     redis_cluster: bool = False
+    redis_timeout_seconds: float = 2.0
     allow_seeded_games: bool = False
     game_ttl_seconds: int = 604800
     idempotency_ttl_seconds: int = 86400
@@ -199,6 +216,7 @@ class Config:
         return cls(
             redis_url=redis_url,
             redis_cluster=redis_cluster,
+            redis_timeout_seconds=env.seconds("REDIS_TIMEOUT_SECONDS", minimum=0.1, maximum=60),
             allow_seeded_games=env.boolean("ALLOW_SEEDED_GAMES"),
             game_ttl_seconds=env.integer("GAME_TTL_SECONDS", minimum=60),
             idempotency_ttl_seconds=env.integer("IDEMPOTENCY_TTL_SECONDS", minimum=1),

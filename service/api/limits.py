@@ -39,12 +39,14 @@ from service.api.context import Call
 from service.api.persistence import bearer_token
 from service.api.problems import ApiError, problem
 from service.config import Config
+from service.store import bounded
 from service.tokens import hash_token
 
 log = logging.getLogger(__name__)
 
 KEY_PREFIX = "t13rl"
-STORAGE_SOCKET_TIMEOUT_SECONDS = 2.0
+STORAGE_RETRIES = 0
+"""A limiter command is not retried: on an error the limits fall back to memory."""
 
 FALLBACK_SECONDS = 30.0
 """After a storage error, moves are counted in process memory for this long."""
@@ -148,12 +150,14 @@ def auth_failure_limiter(config: Config) -> MoveLimiter | None:
 
 
 def _storage_options(config: Config) -> dict[str, Any]:
+    """The game store's bounds for the limiter's Redis too: its waits count in the
+    request's Redis budget, it shares the server's circuit breaker, no retry."""
     if config.redis_url is None:
         return {}
-    return {
-        "socket_timeout": STORAGE_SOCKET_TIMEOUT_SECONDS,
-        "socket_connect_timeout": STORAGE_SOCKET_TIMEOUT_SECONDS,
-    }
+    options = bounded.options(config.redis_url, config.redis_timeout_seconds, STORAGE_RETRIES)
+    if config.redis_cluster:  # a cluster's nodes take no connection class from here
+        del options["connection_class"]
+    return options
 
 
 def storage_uri(config: Config) -> str:
@@ -185,6 +189,9 @@ def install(app: Flask, config: Config) -> Limiter | None:
         in_memory_fallback_enabled=True,
         headers_enabled=False,
     )
+    # only the limited endpoints consult the storage (a dead storage's health
+    # check would otherwise hold up any request, /readyz included)
+    limiter.request_filter(lambda: request.endpoint not in LIMITED_ENDPOINTS)
     limiter.init_app(app)
     for endpoint, setting in LIMITED_ENDPOINTS.items():
         view = app.view_functions[endpoint]

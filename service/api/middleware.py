@@ -1,5 +1,6 @@
 """What every response gets, done once at the WSGI level: a request id, the
-security headers, CORS (when configured) and the request metrics.
+security headers, CORS (when configured), the request metrics, and the
+request's Redis budget (``REDIS_TIMEOUT_SECONDS``, :mod:`service.store.budget`).
 
 A WSGI wrapper costs far less per request than a chain of Flask hooks, which
 matters on the hot paths (a 304 answer does little else).
@@ -15,6 +16,7 @@ from typing import Any
 
 from service.api import metrics
 from service.logs import CURRENT_REQUEST, REQUEST_ID_KEY
+from service.store.budget import close_budget, open_budget
 
 ROUTE_KEY = "t13.route"
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -42,8 +44,11 @@ WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 class Middleware:
     """Wraps the Flask app's ``wsgi_app``."""
 
-    def __init__(self, app: WSGIApp, cors_origins: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, app: WSGIApp, cors_origins: tuple[str, ...] = (), redis_timeout: float = 2.0
+    ) -> None:
         self.app = app
+        self.redis_timeout = redis_timeout
         self.cors_origins = frozenset(cors_origins)
         self.api_headers = [*SECURITY_HEADERS, API_CSP]
         self.docs_headers = [*SECURITY_HEADERS, DOCS_CSP]
@@ -78,9 +83,11 @@ class Middleware:
             return start_response(status, headers, exc_info)
 
         bound = CURRENT_REQUEST.set(environ)
+        redis_budget = open_budget(self.redis_timeout)  # all the request's Redis waits
         try:
             return self.app(environ, start)
         finally:
+            close_budget(redis_budget)
             CURRENT_REQUEST.reset(bound)
             metrics.observe(
                 environ.get("REQUEST_METHOD", "GET"),

@@ -14,20 +14,18 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
-from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
-from redis.retry import Retry
 
 from service.config import Config
+from service.store import bounded
 from service.store.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
-SOCKET_TIMEOUT_SECONDS = 2.0
-"""Read/connect timeout of every Redis call; blocking reads wait in shorter chunks."""
-
 RETRIES = 2
-"""Retries of a command after a connection error or timeout (with a short backoff)."""
+"""Retries of a command after a connection error or timeout (with a short backoff),
+within the request's budget (``REDIS_TIMEOUT_SECONDS``, see :mod:`service.store.budget`):
+every socket wait is also capped by that setting; blocking reads wait in shorter chunks."""
 
 HEALTH_CHECK_INTERVAL_SECONDS = 15
 
@@ -87,11 +85,10 @@ def connect(config: Config) -> RedisClient:
     """
     if config.redis_url is None:
         return _embedded()
+    url = config.redis_url
     options: dict[str, Any] = {
         "decode_responses": False,
-        "socket_timeout": SOCKET_TIMEOUT_SECONDS,
-        "socket_connect_timeout": SOCKET_TIMEOUT_SECONDS,
-        "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), RETRIES),
+        **bounded.options(url, config.redis_timeout_seconds, RETRIES),
     }
     log.info(
         "connecting to %s at %s",
@@ -99,11 +96,13 @@ def connect(config: Config) -> RedisClient:
         redact_url(config.redis_url),
     )
     if config.redis_cluster:
+        # RedisCluster lets a rediss:// URL choose its connection class: spell it
+        # redis:// (the bounded TLS class is chosen above, from the real scheme)
+        if url.startswith("rediss://"):
+            url = "redis://" + url[len("rediss://") :]
         with translate_errors():
-            return RedisCluster.from_url(config.redis_url, **options)
-    return redis.Redis.from_url(
-        config.redis_url, health_check_interval=HEALTH_CHECK_INTERVAL_SECONDS, **options
-    )
+            return RedisCluster.from_url(url, **options)
+    return redis.Redis.from_url(url, health_check_interval=HEALTH_CHECK_INTERVAL_SECONDS, **options)
 
 
 _UNAVAILABLE = (

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from service.store import keys
+from service.store import budget, keys
 from service.store.client import RedisClient, translate_errors
 from service.store.errors import GameNotFound
 from service.store.shutdown import SHUTTING_DOWN
@@ -43,7 +43,9 @@ def read_events(
     ``wait_seconds`` > 0, waits (XREAD BLOCK, in short chunks) until one
     arrives or the time is up; it stops waiting early (answering what it has)
     once :func:`~service.store.shutdown.request_shutdown` was called.
-    Raises :class:`GameNotFound`.
+    A stalled Redis costs it no more than the request's Redis budget
+    (:mod:`service.store.budget`): each chunk's block time is added to it.
+    Raises :class:`GameNotFound` (or :class:`StoreUnavailable`).
     """
     deadline = time.monotonic() + max(0.0, wait_seconds)
     state_key = keys.key(game_id, keys.STATE)
@@ -63,6 +65,7 @@ def read_events(
         if remaining <= 0:
             break
         block_ms = max(1, int(min(remaining, BLOCK_CHUNK_SECONDS) * 1000))
+        budget.extend(block_ms / 1000)  # the block is not time lost to Redis
         with translate_errors():
             reply = client.xread({events_key: f"{cursor}-0"}, count=limit, block=block_ms)
         for _stream, stream_entries in _streams(reply):

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from service.config import Config
-from service.store import keys
+from service.store import budget, keys
 from service.store.client import RedisClient, connect, translate_errors
 from service.store.errors import (
     GameExists,
@@ -45,6 +45,9 @@ from service.store.errors import (
 from service.store.events import MAX_EVENTS_PER_READ, read_events
 from service.store.link import Link, ScriptCall, link_for
 from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT
+
+PING_TIMEOUT_SECONDS = 0.5
+"""What :meth:`GameStore.ping` waits at most: under a readiness probe's usual 1 s."""
 
 Event = bytes | tuple[bytes, int | None]
 """An event: its JSON bytes, public; or ``(json, seat)`` — private to ``seat`` unless None."""
@@ -150,13 +153,17 @@ class GameStore:
         """The underlying client (connecting now if needed); for tests and health checks."""
         return self._ensure_connected()
 
-    def ping(self) -> bool:
-        """True if Redis answers now; never raises (for readiness probes)."""
+    def ping(self, timeout: float = PING_TIMEOUT_SECONDS) -> bool:
+        """True if Redis answers within ``timeout`` (or the request's budget, if
+        shorter); never raises (for readiness probes)."""
+        token = budget.open_budget(timeout)
         try:
             with translate_errors():
                 return bool(self.client.ping())
         except Exception:
             return False
+        finally:
+            budget.close_budget(token)
 
     def create(
         self,

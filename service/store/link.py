@@ -18,7 +18,10 @@ redis-py's exceptions through its own table, and its ``Retry`` retries a
 round trip that failed on a connection error or timeout, on a new connection
 (a re-sent write is recognised by its write id, see
 :mod:`service.store.game_store`).  A connection idle past the client's
-health-check interval is pinged before use, as redis-py would.
+health-check interval is pinged before use, as redis-py would.  Its
+connections are the client's bounded ones (:mod:`service.store.bounded`), and
+a round trip waits no longer than they would: what is left of the request's
+budget, and not at all while the server's circuit is open.
 
 Only for a plain ``redis.Redis``: Redis Cluster and the embedded store use the
 client as it is (:func:`link_for` returns None for them).
@@ -37,6 +40,8 @@ import redis
 from redis._parsers import BaseParser
 from redis.commands.core import Script
 from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
+
+from service.store.bounded import Bounded
 
 READ_SIZE = 65536
 """Bytes asked of the socket per read (a game document is a few KB)."""
@@ -103,10 +108,11 @@ class Link:
 class _Wire:
     """A redis-py ``Connection`` and the hiredis reader of its current socket."""
 
-    __slots__ = ("conn", "reader", "sock", "used")
+    __slots__ = ("bounded", "conn", "reader", "sock", "used")
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        self.bounded = isinstance(conn, Bounded)  # the request's budget, the server's circuit
         self.reader: Any = None
         self.sock: socket.socket | None = None
         self.used = 0.0
@@ -126,7 +132,10 @@ class _Wire:
         sock, reader = self.sock, self.reader
         assert sock is not None
         replies: list[Any] = []
+        bounded = self.bounded
+        wait = conn.wait_now() if bounded else conn.socket_timeout
         try:
+            sock.settimeout(wait)
             sock.sendall(payload)
             while len(replies) < count:
                 reply = reader.gets()
@@ -135,12 +144,19 @@ class _Wire:
                     if not chunk:
                         raise redis.ConnectionError("Connection closed by server.")
                     reader.feed(chunk)
+                    if bounded:
+                        sock.settimeout(wait := conn.wait_now())
                 else:
                     replies.append(reply)
-        except TimeoutError as exc:  # socket.timeout
-            raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
-        except OSError as exc:
+        except OSError as exc:  # socket.timeout among them
+            timed_out = isinstance(exc, TimeoutError)
+            if bounded:
+                conn.report(wait, timed_out)
+            if timed_out:
+                raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
             raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
+        if bounded:
+            conn.circuit.succeeded()
         self.used = time.monotonic()
         errors = [r for r in replies if isinstance(r, ResponseError)]
         if errors:  # every reply was read: the connection is still in step

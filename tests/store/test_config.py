@@ -72,11 +72,19 @@ def test_values_are_parsed() -> None:
         ("RATE_LIMIT_CREATE", "30"),
         ("WEB_CONCURRENCY", "0"),
         ("LONG_POLL_MAX_SECONDS", "1e3"),
+        ("REDIS_TIMEOUT_SECONDS", "soon"),
+        ("REDIS_TIMEOUT_SECONDS", "0"),
+        ("REDIS_TIMEOUT_SECONDS", "nan"),
     ],
 )
 def test_bad_values_name_the_variable(name: str, value: str) -> None:
     with pytest.raises(ValueError, match=f"^{name}: "):
         Config.from_env({name: value})
+
+
+def test_redis_timeout_takes_fractions_of_a_second() -> None:
+    assert Config.from_env({}).redis_timeout_seconds == 2.0
+    assert Config.from_env({"REDIS_TIMEOUT_SECONDS": "0.5"}).redis_timeout_seconds == 0.5
 
 
 def test_cluster_needs_a_url() -> None:
