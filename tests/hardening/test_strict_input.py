@@ -15,6 +15,7 @@ from urllib.parse import quote
 import orjson
 import pytest
 from flask.testing import FlaskClient
+from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from tests.api.conftest import Game, create_game, make_app
 from tests.hardening.conftest import snapshot
@@ -432,3 +433,21 @@ def test_event_queries_in_ascii_digits_still_work(lane_client):
     for query in ("after=0", "after=3", "wait=0", "wait=0.5", "after=1&wait=0.0"):
         response = lane_client.get(f"/v1/games/{game.id}/events?{query}")
         assert response.status_code == 200, (query, response.get_json())
+
+
+@pytest.mark.parametrize("length", ["²", "１", "٣", " 5", "-1", "5 "])
+def test_a_content_length_not_in_ascii_digits_is_never_a_500(lane_client, redis_client, length):
+    game, seat = _game(lane_client)
+    before = snapshot(redis_client, game.id)
+    environ = EnvironBuilder(
+        path=f"/v1/games/{game.id}/moves",
+        method="POST",
+        headers={**game.auth(seat), "Content-Type": "application/json"},
+        data=orjson.dumps(DRAW),
+    ).get_environ()
+    environ["CONTENT_LENGTH"] = length  # as a lenient server might pass it on
+    app_iter, status, headers = run_wsgi_app(lane_client.application, environ, buffered=True)
+    code = int(status.split()[0])
+    assert 400 <= code < 500, (status, b"".join(app_iter)[:200])
+    assert dict(headers)["Content-Type"] == PROBLEM
+    assert snapshot(redis_client, game.id) == before
