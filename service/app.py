@@ -133,6 +133,6 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     if config.fast_lane:
         app.wsgi_app = FastLane(app.wsgi_app, services)  # type: ignore[method-assign]
     app.wsgi_app = Middleware(  # type: ignore[method-assign]
-        app.wsgi_app, config.cors_origins, config.redis_timeout_seconds
+        app.wsgi_app, config.cors_origins, config.redis_timeout_seconds, config.max_body_bytes
     )
     return app

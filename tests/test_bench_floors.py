@@ -124,7 +124,11 @@ def test_an_engine_floor_move_answers_and_saves_what_the_service_does(
     for name, dumped in zip(names, dumps, strict=True):  # the game as it was
         redis_client.restore(name, 0, dumped, replace=True)
     service = make_app(redis_url).test_client()
-    answer = service.post(path, data=DRAW, headers={"Authorization": f"Bearer {tokens[turn]}"})
+    answer = service.post(
+        path,
+        data=DRAW,
+        headers={"Authorization": f"Bearer {tokens[turn]}", "Content-Type": "application/json"},
+    )
 
     assert answer.status_code == 200
     assert answer.data == body

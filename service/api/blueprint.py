@@ -3,6 +3,7 @@
 The standard library's parser raises RecursionError on deeply nested input
 (``[[[[…`` thousands deep), which would surface as a 500; orjson refuses such
 input as invalid JSON, answered 400 ``INVALID_JSON`` like every malformed body.
+A body not declared as JSON is answered 415 (:mod:`service.api.media`).
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import flask
 import flask_smorest
 import orjson
 from webargs import core
-from webargs.flaskparser import FlaskParser, is_json_request
+from webargs.flaskparser import FlaskParser
 
+from service.api.media import is_json, require_json
 from service.api.problems import ApiError
 
 
 class OrjsonParser(FlaskParser):
     def _raw_load_json(self, req: flask.Request) -> Any:
-        if not is_json_request(req):
+        if not is_json(req.content_type):
+            # a body not declared as JSON is refused (415); no body is no body
+            require_json(req.content_type, req.content_length or len(req.get_data(cache=True)))
             return core.missing
         try:
             return orjson.loads(req.get_data(cache=True))

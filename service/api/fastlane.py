@@ -12,7 +12,9 @@ contract is unchanged; the Flask routes stay (the spec is built from them and
 they answer everything the fast lane passes on).
 
 Passed on to Flask untouched: every other path or method, and requests
-without a ``Content-Length`` or over ``MAX_BODY_BYTES``.  Moves are rate
+without a ``Content-Length`` (in ASCII digits) or over ``MAX_BODY_BYTES``; a
+chunked body has been read and sized by the middleware already
+(:mod:`service.api.middleware`), so it comes here with its length.  Moves are rate
 limited by their handler (:class:`service.api.limits.MoveLimiter`), the same
 on either path.  ``FAST_LANE=false`` turns the lane off.
 """
@@ -33,6 +35,8 @@ from service.api.middleware import ROUTE_KEY, StartResponse, WSGIApp
 from service.tokens import GAME_ID_PATTERN
 
 Handler = Callable[[str], Answer]
+
+CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")  # ASCII digits only: "²".isdigit() is True
 
 GAME_PATH = re.compile(rf"/v1/games/({GAME_ID_PATTERN})(/view|/moves)?")
 
@@ -78,7 +82,7 @@ class FastLane:
         """The body, or None when Flask should handle the request (no length,
         too long, chunked...); then ``wsgi.input`` is left unread for it."""
         length = environ.get("CONTENT_LENGTH", "")
-        if not length.isdigit() or int(length) > self.max_body:
+        if not CONTENT_LENGTH.fullmatch(length) or int(length) > self.max_body:
             return None
         if environ.get("HTTP_TRANSFER_ENCODING"):
             return None

@@ -18,6 +18,7 @@ from marshmallow import ValidationError
 from service.api import metrics, schemas
 from service.api.answers import Answer, json_answer, raw_json_answer
 from service.api.context import call, store
+from service.api.media import require_json
 from service.api.persistence import (
     Outcome,
     bearer_token,
@@ -136,12 +137,15 @@ MOVE_MEMO_MAX_BODY = 200  # bytes; a move is far shorter unless it lists melds
 
 
 def _parse_move() -> Move:
-    """The request's move, validated by its schema (422 when invalid).
+    """The request's move, validated by its schema (422 when invalid; 415 when
+    the body is not declared as JSON).
 
     Clients send the same few bodies over and over (``{"type":"draw",...}``,
     a discard of one of 53 cards), so short bodies found valid are memoized:
     the schema still decides every body, once."""
-    body = call().body()
+    this_call = call()
+    body = this_call.body()
+    require_json(this_call.environ.get("CONTENT_TYPE"), len(body))
     if len(body) <= MOVE_MEMO_MAX_BODY:
         return _parse_short_move(body)
     return _parse_move_body(body)
@@ -163,7 +167,8 @@ def _parse_move_body(body: bytes) -> Move:
             "a move is a JSON object",
             errors={"_schema": ["expected an object"]},
         )
-    schema = MOVE_LOADERS.get(data.get("type"))  # type: ignore[arg-type]
+    kind = data.get("type")
+    schema = MOVE_LOADERS.get(kind) if isinstance(kind, str) else None
     if schema is None:
         raise ApiError(
             "VALIDATION_ERROR",

@@ -1,6 +1,13 @@
 """What every response gets, done once at the WSGI level: a request id, the
 security headers, CORS (when configured), the request metrics, and the
-request's Redis budget (``REDIS_TIMEOUT_SECONDS``, :mod:`service.store.budget`).
+request's Redis budget (``REDIS_TIMEOUT_SECONDS``, :mod:`service.store.budget`);
+and what every request gets: a body of known length, at most ``MAX_BODY_BYTES``.
+
+A body sent without a length (``Transfer-Encoding: chunked``) is read here, at
+most one byte past the limit: over it, the answer is 413 and nothing else runs;
+within it, the request goes on as if it had been sent with its
+``Content-Length``, so the fast lane and Flask see one kind of body only, always
+bounded.
 
 A WSGI wrapper costs far less per request than a chain of Flask hooks, which
 matters on the hot paths (a 304 answer does little else).
@@ -8,6 +15,7 @@ matters on the hot paths (a 304 answer does little else).
 
 from __future__ import annotations
 
+import io
 import random
 import re
 import time
@@ -15,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from service.api import metrics
+from service.api.problems import problem
 from service.logs import CURRENT_REQUEST, REQUEST_ID_KEY
 from service.store.budget import close_budget, open_budget
 
@@ -45,10 +54,15 @@ class Middleware:
     """Wraps the Flask app's ``wsgi_app``."""
 
     def __init__(
-        self, app: WSGIApp, cors_origins: tuple[str, ...] = (), redis_timeout: float = 2.0
+        self,
+        app: WSGIApp,
+        cors_origins: tuple[str, ...] = (),
+        redis_timeout: float = 2.0,
+        max_body: int | None = None,
     ) -> None:
         self.app = app
         self.redis_timeout = redis_timeout
+        self.max_body = max_body
         self.cors_origins = frozenset(cors_origins)
         self.api_headers = [*SECURITY_HEADERS, API_CSP]
         self.docs_headers = [*SECURITY_HEADERS, DOCS_CSP]
@@ -85,6 +99,8 @@ class Middleware:
         bound = CURRENT_REQUEST.set(environ)
         redis_budget = open_budget(self.redis_timeout)  # all the request's Redis waits
         try:
+            if self.max_body is not None and not _buffer_unsized_body(environ, self.max_body):
+                return _too_large(start, self.max_body)
             return self.app(environ, start)
         finally:
             close_budget(redis_budget)
@@ -95,3 +111,34 @@ class Middleware:
                 answered[0].split(" ", 1)[0] if answered else "500",
                 time.perf_counter() - started,
             )
+
+
+def _buffer_unsized_body(environ: dict[str, Any], limit: int) -> bool:
+    """Read a body sent with ``Transfer-Encoding`` (chunked: the server decodes
+    and ends the stream) into memory; False when it is over ``limit``.  Other
+    requests are left as they are (Flask's ``MAX_CONTENT_LENGTH`` and the fast
+    lane check their ``Content-Length``)."""
+    if not environ.get("HTTP_TRANSFER_ENCODING"):
+        return True
+    stream = environ.get("wsgi.input")
+    chunks: list[bytes] = []
+    size = 0
+    while stream is not None and size <= limit:
+        chunk = stream.read(min(65536, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        return False
+    body = b"".join(chunks)
+    environ["wsgi.input"] = io.BytesIO(body)
+    environ["CONTENT_LENGTH"] = str(len(body))
+    environ.pop("HTTP_TRANSFER_ENCODING", None)  # the body is now sized
+    return True
+
+
+def _too_large(start: StartResponse, limit: int) -> Iterable[bytes]:
+    response = problem("PAYLOAD_TOO_LARGE", f"the body is over {limit} bytes")
+    start(response.status, response.headers.to_wsgi_list())
+    return response.response  # type: ignore[return-value]

@@ -17,10 +17,10 @@ from typing import Any
 
 import orjson
 from flask import Response
-from werkzeug.http import parse_etags
 
 from service.api.answers import Answer, json_answer, not_modified_answer, raw_json_answer
 from service.api.context import Call, call, store
+from service.api.etags import STAR, parse_tags, version_of
 from service.api.problems import ApiError
 from service.engine.records import Event
 from service.fairplay import apply_timeouts
@@ -80,29 +80,37 @@ def require_seat(record: GameRecord) -> int:
 
 
 def not_modified(version: int) -> Answer | None:
-    """304 when ``If-None-Match`` names the current version."""
+    """304 when ``If-None-Match`` names the current version (weak comparison, as
+    RFC 9110 has it for this header) or is ``*``; a malformed header is ignored."""
     header = call().header("If-None-Match")
     if not header:
         return None
     # a client echoing the ETag it was given sends exactly it: no parsing then
-    if header == f'"{version}"' or parse_etags(header).contains(str(version)):
+    if header == f'"{version}"':
+        return not_modified_answer(version)
+    tags = parse_tags(header)
+    if tags == STAR or (
+        isinstance(tags, list) and any(version_of(opaque) == version for _weak, opaque in tags)
+    ):
         return not_modified_answer(version)
     return None
 
 
 def if_match_version() -> int | None:
-    """The version named by ``If-Match`` (None without the header)."""
+    """The version named by ``If-Match`` (None without the header, or for ``*``).
+
+    Anything else that is not one strong ``"<version>"`` -- a malformed header,
+    an empty or weak tag, several tags -- names no version (-1: answered 412)."""
     header = call().header("If-Match")
-    if_match = parse_etags(header) if header else None
-    if not if_match:
+    if header is None or not header.strip(" \t"):
         return None
-    tags = list(if_match.as_set())
-    if if_match.star_tag:
+    tags = parse_tags(header)
+    if tags == STAR:
         return None
-    try:
-        return int(tags[0]) if len(tags) == 1 else -1
-    except ValueError:
+    if not isinstance(tags, list) or len(tags) != 1 or tags[0][0]:
         return -1
+    version = version_of(tags[0][1])
+    return -1 if version is None else version
 
 
 def snapshot(record: GameRecord, version: int) -> dict[str, Any]:

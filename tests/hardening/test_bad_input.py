@@ -204,7 +204,12 @@ def test_bad_creations_are_4xx_and_create_nothing(client, redis_client, label, b
             413,
         ),
         ("text/plain", b'{"players": [{"name": "a"}]}', {"Content-Type": "text/plain"}, (415, 422)),
-        ("idempotency key too long", b"{}", {"Idempotency-Key": "k" * 300}, (400, 422)),
+        (
+            "idempotency key too long",
+            b"{}",
+            {"Content-Type": "application/json", "Idempotency-Key": "k" * 300},
+            (400, 422),
+        ),
     ],
 )
 def test_bad_creation_bodies(client, redis_client, label, data, headers, status):
