@@ -43,13 +43,13 @@ def main() -> int:
     try:
         client = redis.Redis.from_url(server.url)
         link = Link(client)
-        state, idem = "t13:{g}:state", "t13:{g}:idem:k"
+        state, idem = "t13:{g}:state", "t13:{g}:idem"
         client.hset(state, mapping={"v": 7, "d": b"x" * 2000})
 
         def pipelined() -> object:
             pipe = client.pipeline(transaction=False)
             pipe.hmget(state, "v", "d")
-            pipe.hmget(idem, "f", "r")
+            pipe.hmget(idem, "k:f", "k:r")
             return pipe.execute()
 
         pairs = {
@@ -59,7 +59,7 @@ def main() -> int:
             ),
             "2 x HMGET, one round trip": (
                 pipelined,
-                lambda: link.execute(("HMGET", state, "v", "d"), ("HMGET", idem, "f", "r")),
+                lambda: link.execute(("HMGET", state, "v", "d"), ("HMGET", idem, "k:f", "k:r")),
             ),
         }
         print(f"median of {args.repeats} x {args.calls} calls, process CPU per call")

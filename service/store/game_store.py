@@ -16,7 +16,10 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
   event seq, ``n`` last write id;
 * ``t13:{id}:events`` stream — entry id ``<seq>-0``, fields ``seat`` ("" public,
   "N" private to seat N) and ``e`` (the event JSON);
-* ``t13:{id}:idem:<hash>`` hash — ``f`` request fingerprint, ``r`` response.
+* ``t13:{id}:idem`` hash — ``<hash>:f`` request fingerprint and ``<hash>:r``
+  response of each idempotency key, and ``t13:{id}:idem-order`` list — their
+  hashes, oldest first: a game keeps its last :data:`IDEMPOTENCY_RECORDS_PER_GAME`,
+  for ``idempotency_ttl_seconds`` after its last keyed write.
 
 Every write is one Lua script (EVALSHA via ``register_script``) that touches only
 its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write
@@ -48,6 +51,12 @@ from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT
 
 PING_TIMEOUT_SECONDS = 0.5
 """What :meth:`GameStore.ping` waits at most: under a readiness probe's usual 1 s."""
+
+IDEMPOTENCY_RECORDS_PER_GAME = 64
+"""The most idempotency records a game keeps (about 2 KB each: a move's answer); a
+newer keyed write drops the oldest.  A retry is of one of the last few requests, so
+a client that keys every move still finds its own, while the game's storage stays
+bounded however many keys it is sent."""
 
 Event = bytes | tuple[bytes, int | None]
 """An event: its JSON bytes, public; or ``(json, seat)`` — private to ``seat`` unless None."""
@@ -280,7 +289,7 @@ class GameStore:
         with translate_errors():
             (version, doc, results), (fingerprint, response) = self._fetch(
                 ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r"),
-                ("HMGET", keys.key(game_id, keys.idem_part(key_hash)), "f", "r"),
+                ("HMGET", keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)),
             )
         game = None if version is None or doc is None else (int(version), doc, results)
         record = None if fingerprint is None or response is None else (fingerprint, response)
@@ -353,8 +362,14 @@ class GameStore:
         ]
         if idempotency is not None:
             key_hash, fingerprint, response = idempotency
-            key_list.append(keys.key(game_id, keys.idem_part(key_hash)))
-            args += [fingerprint, response, self.idempotency_ttl_seconds]
+            key_list += [keys.key(game_id, keys.IDEM), keys.key(game_id, keys.IDEM_ORDER)]
+            args += [
+                fingerprint,
+                response,
+                self.idempotency_ttl_seconds,
+                key_hash,
+                IDEMPOTENCY_RECORDS_PER_GAME,
+            ]
         self._ensure_connected()
         with translate_errors():
             result = self._commit(keys=key_list, args=args)
@@ -371,7 +386,7 @@ class GameStore:
         """``(fingerprint, response)`` stored for an idempotency key, or None."""
         with translate_errors():
             fingerprint, response = self.client.hmget(
-                keys.key(game_id, keys.idem_part(key_hash)), "f", "r"
+                keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)
             )
         if fingerprint is None or response is None:
             return None

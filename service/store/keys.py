@@ -5,8 +5,8 @@ live in one slot and a single Lua script may touch all of them.
 
 >>> key("g1", STATE)
 't13:{g1}:state'
->>> key("g1", idem_part("ab12"))
-'t13:{g1}:idem:ab12'
+>>> key("g1", IDEM)
+'t13:{g1}:idem'
 >>> key("g{1}", STATE)
 Traceback (most recent call last):
 ...
@@ -26,9 +26,22 @@ EVENTS = "events"
 """Stream with ids ``<seq>-0``; fields ``seat`` ("" = public, "N" = seat N only) and ``e``."""
 
 
-def idem_part(key_hash: str) -> str:
-    """The key part of an idempotency record (hash: ``f`` fingerprint, ``r`` response)."""
-    return f"idem:{key_hash}"
+IDEM = "idem"
+"""Hash: the game's idempotency records, two fields a key -- ``<hash>:f`` the request's
+fingerprint, ``<hash>:r`` the response (see :func:`idem_fields`)."""
+
+IDEM_ORDER = "idem-order"
+"""List: the key hashes of :data:`IDEM`, oldest first (the oldest is dropped past the
+game's limit)."""
+
+
+def idem_fields(key_hash: str) -> tuple[str, str]:
+    """The fields of :data:`IDEM` holding a key's fingerprint and response.
+
+    >>> idem_fields("ab12")
+    ('ab12:f', 'ab12:r')
+    """
+    return f"{key_hash}:f", f"{key_hash}:r"
 
 
 def creation_key(key_hash: str) -> str:

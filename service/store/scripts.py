@@ -50,13 +50,15 @@ return seq
 COMMIT_SCRIPT = (
     """
 -- Save a new document if the version is still the expected one.
--- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) idempotency hash
+-- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) the game's idempotency
+-- hash, KEYS[4] (with KEYS[3]) its list of key hashes, oldest first
 -- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
 -- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
 -- ARGV[7] results ("" = unchanged, "-" = drop them), ARGV[8] the seats' parts of their
 -- views ("" = none: always written, so none is ever left from an older version),
 -- ARGV[9] number of events n, ARGV[10 .. 9 + 2n] seat, event pairs (seat "" = public);
--- with KEYS[3]: ARGV[10 + 2n] fingerprint, ARGV[11 + 2n] response, ARGV[12 + 2n] its TTL (s)
+-- with KEYS[3]: ARGV[10 + 2n] fingerprint, ARGV[11 + 2n] response, ARGV[12 + 2n] its TTL (s),
+-- ARGV[13 + 2n] the key's hash, ARGV[14 + 2n] the most records the game keeps
 -- Returns {1, new version, last seq} on success -- also when the last write of the
 -- game carries this write id (the client library retried a write whose reply was
 -- lost); {0, current version} on a conflict; {-1, 0} if the game does not exist;
@@ -68,7 +70,8 @@ if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2])} e
 local n = tonumber(ARGV[9])
 local first = 10
 if KEYS[3] then
-  local old = redis.call('HMGET', KEYS[3], 'f', 'r')
+  local h = ARGV[13 + 2 * n]
+  local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r')
   if old[1] then return {-2, 0, old[1], old[2]} end
 end
 local version = tonumber(state[1])
@@ -86,8 +89,15 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 if KEYS[3] then
   local at = first + 2 * n
-  redis.call('HSET', KEYS[3], 'f', ARGV[at], 'r', ARGV[at + 1])
+  local h = ARGV[at + 3]
+  redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1])
+  redis.call('RPUSH', KEYS[4], h)
+  while redis.call('LLEN', KEYS[4]) > tonumber(ARGV[at + 4]) do
+    local gone = redis.call('LPOP', KEYS[4])
+    redis.call('HDEL', KEYS[3], gone .. ':f', gone .. ':r')
+  end
   redis.call('EXPIRE', KEYS[3], ARGV[at + 2])
+  redis.call('EXPIRE', KEYS[4], ARGV[at + 2])
 end
 return {1, version, seq}
 """

@@ -46,7 +46,7 @@ def test_only_a_plain_client_gets_a_link(config: Config) -> None:
 
 def test_commands_of_one_call_share_a_round_trip(link: Link, redis_client: redis.Redis) -> None:
     redis_client.hset("t13:{g}:state", mapping={"v": 3, "d": b"doc"})
-    assert link.execute(("HMGET", "t13:{g}:state", "v", "d"), ("HMGET", "t13:{g}:idem:x", "f")) == [
+    assert link.execute(("HMGET", "t13:{g}:state", "v", "d"), ("HMGET", "t13:{g}:idem", "x:f")) == [
         [b"3", b"doc"],
         [None],
     ]

@@ -200,7 +200,8 @@ def test_ttl_is_set_and_refreshed(store: GameStore, redis_client: redis.Redis) -
     assert ttl - 5 < redis_client.ttl(state) <= ttl
     assert ttl - 5 < redis_client.ttl(events) <= ttl
     idem_ttl = store.idempotency_ttl_seconds
-    assert idem_ttl - 5 < redis_client.ttl(key(gid, "idem:abc")) <= idem_ttl
+    assert idem_ttl - 5 < redis_client.ttl(key(gid, "idem")) <= idem_ttl
+    assert idem_ttl - 5 < redis_client.ttl(key(gid, "idem-order")) <= idem_ttl
 
 
 def test_ttls_come_from_config(redis_client: redis.Redis, redis_url: str) -> None:
@@ -212,7 +213,7 @@ def test_ttls_come_from_config(redis_client: redis.Redis, redis_url: str) -> Non
     store.create(gid, b"d")
     store.commit(gid, 1, b"d", idempotency=("k", b"f", b"r"))
     assert 110 < redis_client.ttl(key(gid, "state")) <= 120
-    assert 20 < redis_client.ttl(key(gid, "idem:k")) <= 30
+    assert 20 < redis_client.ttl(key(gid, "idem")) <= 30
 
 
 def test_idempotency_is_stored_with_the_commit(store: GameStore) -> None:
@@ -369,3 +370,28 @@ def test_write_ids_differ_between_forked_workers() -> None:
     parent = [_write_id() for _ in range(3)]
     assert len(child) == 3 and all(len(i) == 16 for i in child + parent)
     assert not set(child) & set(parent)
+
+
+def test_a_game_keeps_a_bounded_number_of_idempotency_records(
+    store: GameStore, redis_client: redis.Redis
+) -> None:
+    """A client sending a new key with every move once stored a 2 KB answer per move
+    for a day.  A game now keeps its last IDEMPOTENCY_RECORDS_PER_GAME: the newest
+    keys still replay, the oldest are forgotten, and the storage stays bounded."""
+    from service.store.game_store import IDEMPOTENCY_RECORDS_PER_GAME as KEPT
+
+    gid = new_id()
+    store.create(gid, b"v1")
+    answer = b"a" * 2000
+    for version in range(1, 3 * KEPT + 1):
+        store.commit(gid, version, b"d", idempotency=(f"key{version}", b"fp", answer))
+    stored = sum(
+        redis_client.memory_usage(k) or 0
+        for k in redis_client.scan_iter(match=f"t13:{{{gid}}}:*")
+        if k not in (key(gid, "state").encode(), key(gid, "events").encode())
+    )
+    assert stored < KEPT * len(answer) * 1.5, stored
+    newest = [f"key{v}" for v in range(2 * KEPT + 1, 3 * KEPT + 1)]
+    assert all(store.idempotent_lookup(gid, k) == (b"fp", answer) for k in newest)
+    assert store.idempotent_lookup(gid, "key1") is None
+    assert store.idempotent_lookup(gid, f"key{2 * KEPT}") is None
