@@ -34,6 +34,10 @@ MIN_PLAYERS = 2
 MAX_PLAYERS = 8
 MAX_DECKS = 12
 MAX_TURNS_LIMIT = 10_000
+TURNS_PER_PLAYER_CAP = 100
+"""With ``max_turns_per_round`` null, a round still ends, scored as it stands, after
+this many turns per player: a round that nobody goes out of would otherwise never
+end (and a hosted game would grow without bound).  Real rounds end far sooner."""
 
 
 class Aces(enum.Enum):
@@ -369,6 +373,17 @@ class Game:
     @property
     def largest_hand(self) -> int:
         return 13 + self.options.extra_rounds
+
+    @property
+    def turn_limit(self) -> int:
+        """Turns after which a round without a going out ends: ``max_turns_per_round``,
+        or :data:`TURNS_PER_PLAYER_CAP` per player when that is null.
+
+        >>> Game(3).turn_limit, Game(3, Options(max_turns_per_round=12)).turn_limit
+        (300, 12)
+        """
+        limit = self.options.max_turns_per_round
+        return TURNS_PER_PLAYER_CAP * self.num_players if limit is None else limit
 
     @property
     def decks(self) -> int:

@@ -257,8 +257,7 @@ class State:
             rnd.final_turns_left -= 1
             if rnd.final_turns_left == 0:
                 return events + self._end_round("went_out")
-        limit = self.game.options.max_turns_per_round
-        if rnd.went_out is None and limit is not None and rnd.turns_taken >= limit:
+        if rnd.went_out is None and rnd.turns_taken >= self.game.turn_limit:
             return events + self._end_round("turn_limit")
         rnd.turn = (seat + 1) % self.game.num_players
         rnd.phase = Phase.DRAW

@@ -13,7 +13,7 @@ from service.engine.codec import state_from_dict, state_to_dict
 from service.engine.melds import MeldKind, classify_meld
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.records import Event
-from service.engine.rules import Game, Options
+from service.engine.rules import TURNS_PER_PLAYER_CAP, Game, Options
 from service.engine.shuffle import Shuffler
 from service.engine.solver import best_arrangement
 from service.engine.state import Phase, Round, State, Status, legal_moves
@@ -446,6 +446,26 @@ def test_turn_limit_ends_round_scoring_hands_as_they_stand() -> None:
     ]
     assert [h.points for h in result.hands] == expected == [10, 21, 16]
     assert state.totals == expected
+
+
+def test_a_round_nobody_goes_out_of_still_ends() -> None:
+    """With ``max_turns_per_round`` null, two players who never go out once played
+    one round for ever (the stock reshuffled again and again).  The round now ends,
+    scored as it stands, after TURNS_PER_PLAYER_CAP turns per player."""
+    state = State.new(Game(2), SEED)
+    turns = 0
+    while len(state.results) == 0:
+        rnd = state.round
+        assert rnd is not None and turns <= 2 * TURNS_PER_PLAYER_CAP, "the round never ended"
+        seat = rnd.turn
+        drawn = [m for m in legal_moves(state, seat) if isinstance(m, Draw)][0]
+        state.apply(seat, drawn)
+        discard = [m for m in legal_moves(state, seat) if isinstance(m, Discard)][0]
+        state.apply(seat, discard)
+        turns += 1
+    result = state.results[-1]
+    assert result.ended_by == "turn_limit" and result.went_out is None
+    assert turns == 2 * TURNS_PER_PLAYER_CAP
 
 
 def test_turn_limit_does_not_cut_final_turns() -> None:
