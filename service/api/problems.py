@@ -56,6 +56,7 @@ CODES: dict[str, tuple[int, str]] = {
     "SEAT_ALREADY_CLAIMED": (409, "Seat already claimed"),
     "SEAT_NOT_RESERVED": (403, "No seat reserved for you"),
     "IDEMPOTENCY_KEY_REUSED": (422, "Idempotency key reused with another request"),
+    "SEARCH_TOO_LARGE": (422, "Hand and table too large to evaluate"),
     "RATE_LIMITED": (429, "Too many requests"),
     "STORE_UNAVAILABLE": (503, "Storage unavailable"),
     "INTERNAL": (500, "Internal error"),

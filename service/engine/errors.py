@@ -91,7 +91,7 @@ class StateFormatError(EngineError):
     code = "STATE_FORMAT"
 
 
-class SearchTooLargeError(EngineError):
+class SearchTooLargeError(MalformedError):
     """A hand and table whose arrangement would take more work than a search may
     spend (a backstop against crafted input; no game reaches it)."""
 
