@@ -46,12 +46,14 @@ from service.engine.errors import SearchTooLargeError
 from service.engine.melds import Arrangement, Meld, MeldKind, extend_meld
 from service.engine.rules import Aces, Options
 
-WORK_BUDGET = 3_000_000
-"""Work units one arrangement with a table may take (about 1 s of one core):
-a unit is a lay-off tried with :func:`extend_meld`, a pair of multisets
-combined, or a twentieth of a hand solved (:data:`SOLVE_UNITS`)."""
+WORK_BUDGET = 5_000_000
+"""Work units one arrangement with a table may take (about 2 s of one core
+here): a unit is a lay-off tried with :func:`extend_meld`, a pair of
+multisets combined, or a hundredth of a hand solved (:data:`SOLVE_UNITS`).
+The worst table a game can build that ``bench/solver_bench.py`` finds takes
+a fraction of it."""
 
-SOLVE_UNITS = 20
+SOLVE_UNITS = 100
 """Units charged for one solve of the rest of a hand."""
 
 
@@ -99,6 +101,20 @@ class _Multisets:
         """``small`` is a sub-multiset of ``big`` (fields of ``small`` below 2**width)."""
         g = self.guard
         return ((big | g) - small) & g == g
+
+    def split(self, x: int) -> tuple[int, int]:
+        """``x`` as (its cards but jokers, its number of jokers)."""
+        n = self.jokers(x)
+        return x - self.joker_count(n), n
+
+    def jokers(self, x: int) -> int:
+        shift = self.shift.get(JOKER)
+        return 0 if shift is None else (x >> shift) & self.field
+
+    def joker_count(self, n: int) -> int:
+        """``n`` jokers as a multiset (none when the hand holds none)."""
+        shift = self.shift.get(JOKER)
+        return 0 if shift is None else n << shift
 
     def cards(self, x: int) -> list[Card]:
         """The cards of ``x``, sorted."""
@@ -171,7 +187,7 @@ def best_with_table(
         return min(value(lay, have | frozenset(extra)) for extra in combinations(more, k))
 
     by_size: dict[int, list[int]] = {}
-    for lay in reach[0]:
+    for lay in reach[0].every():
         by_size.setdefault(ms.size(lay), []).append(lay)
     least: int | None = None
     most_cards = 0
@@ -198,22 +214,64 @@ def best_with_table(
     return _finish(points, groups, deadwood, layoffs, wild_rank, options)
 
 
-def _reach(encoded: list[list[int]], ms: _Multisets, budget: Budget) -> list[set[int]]:
-    """``reach[k]``: the multisets that one pick from each of runs ``k..`` can lay
-    off, within the hand."""
-    reach: list[set[int]] = [{0}]
-    hand, within = ms.hand, ms.within
+class _Reach:
+    """The multisets that one pick from each of some runs can lay off, within the
+    hand.  A run that takes some cards takes them with any more jokers too (a
+    laid-off joker rides on the meld), so past the last run these are kept as
+    the cards but jokers, each with the fewest jokers it goes with."""
+
+    __slots__ = ("fewest", "end", "ms")
+
+    def __init__(self, fewest: dict[int, int], end: bool, ms: _Multisets) -> None:
+        self.fewest = fewest
+        self.end = end  # no run left: only the empty pick, no joker
+        self.ms = ms
+
+    def __contains__(self, x: int) -> bool:
+        if self.end:
+            return x == 0
+        others, jokers = self.ms.split(x)
+        least = self.fewest.get(others)
+        return least is not None and jokers >= least
+
+    def every(self) -> list[int]:
+        """All of them, as multisets."""
+        if self.end:
+            return [0]
+        ms = self.ms
+        top = ms.jokers(ms.hand)
+        return [
+            x + ms.joker_count(j) for x, least in self.fewest.items() for j in range(least, top + 1)
+        ]
+
+
+def _reach(encoded: list[list[int]], ms: _Multisets, budget: Budget) -> list[_Reach]:
+    """``reach[k]``: what runs ``k..`` can lay off (see :class:`_Reach`)."""
+    reach: list[_Reach] = [_Reach({0: 0}, True, ms)]
+    others_of_hand, top = ms.split(ms.hand)
+    within = ms.within
     for picks in reversed(encoded):
-        after = reach[-1]
-        budget.spend(len(picks) * len(after))
-        reach.append({p + r for p in set(picks) for r in after if within(hand, p + r)})
+        after = reach[-1].fewest
+        own: dict[int, int] = {}
+        for p in picks:
+            others, jokers = ms.split(p)
+            if jokers < own.get(others, top + 1):
+                own[others] = jokers
+        budget.spend(len(own) * len(after))
+        fewest: dict[int, int] = {}
+        for a, ja in own.items():
+            for b, jb in after.items():
+                s, j = a + b, ja + jb
+                if j <= top and j < fewest.get(s, top + 1) and within(others_of_hand, s):
+                    fewest[s] = j
+        reach.append(_Reach(fewest, False, ms))
     reach.reverse()
     return reach
 
 
 def _first_plan(
     choices: list[tuple[int, list[Counter[Card]], list[int]]],
-    reach: list[set[int]],
+    reach: list[_Reach],
     targets: list[int],
     ms: _Multisets,
     budget: Budget,
