@@ -24,7 +24,7 @@ from service.engine.rules import (
     Options,
     preset,
 )
-from service.engine.solver import best_arrangement
+from service.engine.solver import bounded_arrangement
 
 blp = Blueprint("rules", __name__, url_prefix="/v1", description="Rules and hand evaluation")
 
@@ -64,7 +64,7 @@ class Evaluate(MethodView):
                 text = " ".join(c.code for c in meld_cards)
                 raise InvalidMeldsError(f"{text} is not a meld", field="table")
             table.append(meld)
-        arrangement = best_arrangement(cards, wild, options, tuple(table))
+        arrangement = bounded_arrangement(cards, wild, options, table)
         out = arrangement.to_dict()
         out.setdefault("layoffs", [])
         out["wild_rank"] = wild.symbol

@@ -47,11 +47,12 @@ from service.engine.melds import Arrangement, Meld, MeldKind, extend_meld
 from service.engine.rules import Aces, Options
 
 WORK_BUDGET = 5_000_000
-"""Work units one arrangement with a table may take (about 2 s of one core
-here): a unit is a lay-off tried with :func:`extend_meld`, a pair of
-multisets combined, or a hundredth of a hand solved (:data:`SOLVE_UNITS`).
-The worst table a game can build that ``bench/solver_bench.py`` finds takes
-a fraction of it."""
+"""Work units one arrangement asked for by a client (``POST
+/v1/hands/evaluate``) may take, about 1.5 s of one core here: a unit is a
+lay-off tried with :func:`extend_meld`, a pair of multisets combined, or a
+hundredth of a hand solved (:data:`SOLVE_UNITS`).  A game's own views and
+lay-downs run without a budget (a game must always be able to score its
+hands); ``bench/solver_bench.py`` measures the worst tables a game builds."""
 
 SOLVE_UNITS = 100
 """Units charged for one solve of the rest of a hand."""
@@ -69,16 +70,17 @@ class Budget:
     service.engine.errors.SearchTooLargeError: this hand and table take too long to evaluate
     """
 
-    __slots__ = ("left", "used")
+    __slots__ = ("left", "limited", "used")
 
-    def __init__(self, units: int = WORK_BUDGET) -> None:
-        self.left = units
+    def __init__(self, units: int | None = WORK_BUDGET) -> None:
+        self.left = -1 if units is None else units  # None: count, never stop
+        self.limited = units is not None
         self.used = 0
 
     def spend(self, units: int) -> None:
         self.used += units
         self.left -= units
-        if self.left < 0:
+        if self.left < 0 and self.limited:
             raise SearchTooLargeError("this hand and table take too long to evaluate")
 
 
@@ -246,11 +248,21 @@ class _Reach:
 
 
 def _reach(encoded: list[list[int]], ms: _Multisets, budget: Budget) -> list[_Reach]:
-    """``reach[k]``: what runs ``k..`` can lay off (see :class:`_Reach`)."""
+    """``reach[k]``: what runs ``k..`` can lay off (see :class:`_Reach`).
+
+    Sums of picks do not depend on the order of the runs: once a run's picks
+    add nothing to what the runs after it reach, an equal run before adds
+    nothing to what those runs and any others reach (``R + P = R`` gives
+    ``R + X + P = R + X``), so it is skipped."""
     reach: list[_Reach] = [_Reach({0: 0}, True, ms)]
     others_of_hand, top = ms.split(ms.hand)
     within = ms.within
+    saturated: set[tuple[int, ...]] = set()
     for picks in reversed(encoded):
+        key = tuple(picks)
+        if key in saturated:
+            reach.append(reach[-1])
+            continue
         after = reach[-1].fewest
         own: dict[int, int] = {}
         for p in picks:
@@ -264,6 +276,8 @@ def _reach(encoded: list[list[int]], ms: _Multisets, budget: Budget) -> list[_Re
                 s, j = a + b, ja + jb
                 if j <= top and j < fewest.get(s, top + 1) and within(others_of_hand, s):
                     fewest[s] = j
+        if fewest == after and not reach[-1].end:
+            saturated.add(key)
         reach.append(_Reach(fewest, False, ms))
     reach.reverse()
     return reach

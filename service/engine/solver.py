@@ -28,7 +28,7 @@ from service.engine._solver_plan import (
     _native_free,
     _solve_hand,
 )
-from service.engine._solver_table import Budget, best_with_table
+from service.engine._solver_table import WORK_BUDGET, Budget, best_with_table
 from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, Meld
 from service.engine.rules import Options
@@ -86,7 +86,24 @@ def _best_cached(
         solved = _solve_hand(cards, wild_rank, options, None)
         assert solved is not None
         return _finish(*solved, wild_rank, options)
-    return best_with_table(list(cards), wild_rank, options, table, Budget())
+    return best_with_table(list(cards), wild_rank, options, table, Budget(None))
+
+
+def bounded_arrangement(
+    cards: Sequence[Card],
+    wild_rank: Rank,
+    options: Options,
+    table: Sequence[Meld],
+    units: int = WORK_BUDGET,
+) -> Arrangement:
+    """:func:`best_arrangement` for input from outside a game: with a table, the
+    lay-off search stops past ``units`` work units with
+    :class:`~service.engine.errors.SearchTooLargeError` (a game's own calls
+    have no budget: a game must always score its hands)."""
+    if not table:
+        return best_arrangement(cards, wild_rank, options)
+    hand = [Card.from_id(i) for i in _key(cards)]
+    return best_with_table(hand, wild_rank, options, table, Budget(units))
 
 
 def going_out_melds(

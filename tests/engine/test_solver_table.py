@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.engine._solver_table import Budget, best_with_table
+from service.engine._solver_table import WORK_BUDGET, Budget, best_with_table
 from service.engine.cards import JOKER, Card, Rank, build_shoe, parse_cards
 from service.engine.errors import SearchTooLargeError
 from service.engine.melds import Meld, MeldKind, classify_meld, extend_meld
 from service.engine.rules import Aces, Options
-from service.engine.solver import best_arrangement
+from service.engine.solver import best_arrangement, bounded_arrangement
 from tests.engine.legacy_layoffs import legacy_best_arrangement
 from tests.engine.reference import ref_best_points
 from tests.engine.test_solver import check_arrangement
@@ -162,7 +162,7 @@ def test_the_issues_tables_are_answered(jokers: int, runs: int) -> None:
     a = best_with_table(cards, Rank.SEVEN, ISSUE_OPTIONS, table, budget)
     assert a.points == 0 and a.melds == () and a.deadwood == ()
     assert [(lo.target, len(lo.cards)) for lo in a.layoffs] == [(runs - 1, jokers)]
-    assert 0 < budget.used < Budget().left
+    assert 0 < budget.used < WORK_BUDGET
     small = legacy_best_arrangement([JOKER] * 3, Rank.SEVEN, ISSUE_OPTIONS, table[:3])
     assert [(lo.target, len(lo.cards)) for lo in small.layoffs] == [(2, 3)]
 
@@ -173,6 +173,14 @@ def test_over_the_budget_it_stops_with_an_error() -> None:
     with pytest.raises(SearchTooLargeError) as err:
         best_with_table(hand, Rank.SEVEN, ISSUE_OPTIONS, table, Budget(100))
     assert err.value.code == "SEARCH_TOO_LARGE"
+    with pytest.raises(SearchTooLargeError):
+        bounded_arrangement(hand, Rank.SEVEN, ISSUE_OPTIONS, table, units=100)
+    # a game's own calls have no budget, and the bounded one agrees within it
+    a = best_arrangement(hand, Rank.SEVEN, ISSUE_OPTIONS, table)
+    assert a == bounded_arrangement(hand, Rank.SEVEN, ISSUE_OPTIONS, table)
+    unlimited = Budget(None)
+    assert best_with_table(hand, Rank.SEVEN, ISSUE_OPTIONS, table, unlimited) == a
+    assert unlimited.used > 100
 
 
 def test_lays_off_the_hand_counted_once_per_card() -> None:
