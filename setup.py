@@ -36,6 +36,7 @@ COMPILED = [
     "service/engine/shuffle.py",
     "service/engine/_solver_core.py",
     "service/engine/_solver_plan.py",
+    "service/engine/_solver_table.py",
     "service/engine/solver.py",
     "service/engine/state.py",
     "service/engine/codec.py",

@@ -1,6 +1,7 @@
 """Per-client rate limits (Flask-Limiter), answered as 429 problem+json with Retry-After.
 
-* ``POST /v1/games`` (create) and ``POST /v1/games/{id}/players`` (join): per client IP
+* ``POST /v1/games`` (create), ``POST /v1/games/{id}/players`` (join) and
+  ``POST /v1/hands/evaluate`` (a hand's arrangement, CPU bound): per client IP
   (``request.remote_addr``; put a proxy that sets it correctly in front, e.g. werkzeug's
   ``ProxyFix``);
 * ``POST /v1/games/{id}/moves``: per bearer token, keyed by a hash of the token (the
@@ -55,6 +56,7 @@ FALLBACK_SECONDS = 30.0
 LIMITED_ENDPOINTS: dict[str, str] = {
     "games.Games": "rate_limit_create",
     "games.Players": "rate_limit_join",
+    "rules.Evaluate": "rate_limit_evaluate",
 }
 
 

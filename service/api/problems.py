@@ -57,6 +57,7 @@ CODES: dict[str, tuple[int, str]] = {
     "SEAT_NOT_RESERVED": (403, "No seat reserved for you"),
     "IDEMPOTENCY_KEY_REUSED": (422, "Idempotency key reused with another request"),
     "WEAK_IDEMPOTENCY_KEY": (400, "Idempotency key not random enough"),
+    "SEARCH_TOO_LARGE": (422, "Hand and table too large to evaluate"),
     "RATE_LIMITED": (429, "Too many requests"),
     "STORE_UNAVAILABLE": (503, "Storage unavailable"),
     "INTERNAL": (500, "Internal error"),

@@ -188,6 +188,15 @@ MOVE_SCHEMAS: dict[str, type[Schema]] = {
 }
 
 
+LARGEST_HAND = 15
+"""Cards a hand holds between turns at most (round 13 of ``extra_rounds``)."""
+TABLE_MELDS = (MAX_PLAYERS - 1) * (LARGEST_HAND // 3)
+"""Melds a table can hold while a hand is evaluated against it: every other
+player's hand laid down, in melds of three."""
+TABLE_CARDS = (MAX_PLAYERS - 1) * LARGEST_HAND
+"""Cards a table can hold then: every other player's hand."""
+
+
 class EvaluateIn(Schema):
     cards = fields.List(card_field(), required=True, validate=validate.Length(0, 16))
     wild_rank = fields.String(
@@ -203,15 +212,26 @@ class EvaluateIn(Schema):
     options = fields.Dict(keys=fields.String(), load_default=dict)
     ruleset = fields.String(load_default="classic", validate=validate.Length(1, 40))
     table = fields.List(
-        fields.List(card_field(), validate=validate.Length(3, 16)),
-        validate=validate.Length(0, 32),
-        metadata={"description": "Melds on the table that cards may be laid off onto"},
+        fields.List(card_field(), validate=validate.Length(3, TABLE_CARDS)),
+        validate=validate.Length(0, TABLE_MELDS),
+        metadata={
+            "description": "Melds on the table that cards may be laid off onto: at most "
+            f"{TABLE_MELDS} melds and {TABLE_CARDS} cards, what a game's table can hold"
+        },
     )
 
     @validates_schema
     def _one_of_wild_or_round(self, data: dict[str, object], **_: object) -> None:
         if ("wild_rank" in data) == ("round" in data):
             raise ValidationError("give exactly one of wild_rank and round", "wild_rank")
+
+    @validates_schema
+    def _table_a_game_can_hold(self, data: dict[str, Any], **_: object) -> None:
+        cards = sum(len(meld) for meld in data.get("table", []))
+        if cards > TABLE_CARDS:
+            raise ValidationError(
+                f"{cards} cards on the table: a game's table holds at most {TABLE_CARDS}", "table"
+            )
 
 
 class EventsQuery(Schema):

@@ -89,3 +89,10 @@ class StateFormatError(EngineError):
     """A serialized state that this version cannot read."""
 
     code = "STATE_FORMAT"
+
+
+class SearchTooLargeError(MalformedError):
+    """A hand and table whose arrangement would take more work than a search may
+    spend (a backstop against crafted input; no game reaches it)."""
+
+    code = "SEARCH_TOO_LARGE"
