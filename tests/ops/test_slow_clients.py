@@ -226,3 +226,30 @@ def test_requests_gunicorn_cannot_parse_get_problem_json(
     assert body["type"].endswith("/" + code.lower().replace("_", "-"))
     assert set(body) >= {"type", "title", "status", "detail", "code"}
     assert "<html>" not in str(body)
+
+
+@pytest.mark.parametrize("store", ["redis", "embedded"])
+def test_waiting_long_polls_do_not_stall_the_others(gunicorn: Any, redis_url: str, store: str):
+    """Long polls wait on the store without blocking the worker (one worker here)."""
+    server = gunicorn({"REDIS_URL": redis_url} if store == "redis" else {})
+    game_id = _new_game(server)
+    events = f"{server.url}/v1/games/{game_id}/events"
+    last = requests.get(events, timeout=10).json()["last_seq"]
+    answers: list[int] = []
+
+    def long_poll() -> None:
+        reply = requests.get(events, params={"after": last, "wait": 6}, timeout=20)
+        answers.append(reply.status_code)
+
+    polls = [threading.Thread(target=long_poll, daemon=True) for _ in range(40)]
+    for poll in polls:
+        poll.start()
+    time.sleep(1.0)  # every poll is waiting in the worker
+    timings = [("healthz", *_seconds(server.url + "/healthz"))]
+    timings.append(("view", *_seconds(f"{server.url}/v1/games/{game_id}")))
+    assert not answers, "the long polls answered before their wait"
+    for poll in polls:
+        poll.join(20)
+    assert answers == [200] * len(polls)
+    assert all(status == 200 for _, _, status in timings), (timings, server.logs())
+    assert max(seconds for _, seconds, _ in timings) < PROMPT_SECONDS, timings
