@@ -150,7 +150,6 @@ def start_gunicorn(
         HOST="127.0.0.1",
         PORT=str(port),
         WEB_CONCURRENCY=str(args.workers),
-        GUNICORN_THREADS=str(args.threads),
         REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",  # also keeps the ceiling at N workers
         RATE_LIMITS="false",
     )

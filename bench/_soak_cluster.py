@@ -27,9 +27,7 @@ VENV_BIN = Path(sys.executable).parent
 class Gunicorn:
     """One gunicorn instance of the service, stopped by its PID."""
 
-    def __init__(
-        self, redis_url: str, log: Path, *, workers: int = 2, threads: int = 8, **env: str
-    ) -> None:
+    def __init__(self, redis_url: str, log: Path, *, workers: int = 2, **env: str) -> None:
         self.port = free_port()
         self.log = log
         environ = {
@@ -40,7 +38,6 @@ class Gunicorn:
             "HOST": "127.0.0.1",
             "PORT": str(self.port),
             "WEB_CONCURRENCY": str(workers),
-            "GUNICORN_THREADS": str(threads),
             "LOG_LEVEL": "WARNING",
             **env,
         }

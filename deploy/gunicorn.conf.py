@@ -2,23 +2,34 @@
 
     gunicorn -c deploy/gunicorn.conf.py service.wsgi:app
 
-HOST/PORT, WEB_CONCURRENCY, GUNICORN_THREADS, GUNICORN_TIMEOUT and LOG_LEVEL
-apply.  Workers are threaded (gthread) so a long poll holds a thread, not a
-process.  Access logs are one JSON object per line on stdout (no Authorization
-header, no request body; the request id the app answered with); gunicorn's own
-log lines are JSON on stderr, like the app's.  Without REDIS_URL the store is
-embedded in the process, so exactly one worker runs: several would each see
-different games.
+HOST/PORT, WEB_CONCURRENCY, GUNICORN_WORKER_CONNECTIONS, GUNICORN_TIMEOUT,
+BODY_TIMEOUT_SECONDS and LOG_LEVEL apply.  Workers are gevent workers
+(:class:`service.serving.Worker`): every connection is a greenlet, so a long
+poll or a slow client holds a little memory, not a thread, and hundreds of
+them do not stall the others.  A request's headers must arrive within
+``keepalive`` seconds, its body within BODY_TIMEOUT_SECONDS (408 beyond); what
+gunicorn answers itself (400, 414, 431...) is problem+json.  CPU-bound work
+(a hand evaluation) runs on the worker's one loop: it is bounded elsewhere,
+and WEB_CONCURRENCY workers share the CPUs.  Access logs are one JSON object
+per line on stdout (no Authorization header, no request body; the request id
+the app answered with); gunicorn's own log lines are JSON on stderr, like the
+app's.  Without REDIS_URL the store is embedded in the process, so exactly one
+worker runs: several would each see different games.
 
 Graceful stop: on SIGTERM a worker stops accepting, lets in-flight requests
 finish and, through :func:`service.store.request_shutdown`, makes its long polls
 answer (with no events) within about a second, so it exits well inside
 ``graceful_timeout``.
+
+Nothing here imports the app or the store: gevent patches the standard library
+(sockets, locks, ``time.sleep``) when a worker starts, and every module that
+makes a lock or a socket must be imported after that, in the worker.
 """
 
 from __future__ import annotations
 
 import json
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -30,25 +41,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `service` wit
 
 from service.config import Config  # noqa: E402
 from service.logs import JsonFormatter  # noqa: E402
-from service.store import redact_url, request_shutdown  # noqa: E402
 
 _config = Config.from_env()
 
 bind = f"{_config.host}:{_config.port}"
-worker_class = "gthread"
+worker_class = "service.serving.Worker"
 workers = _config.web_concurrency
-threads = _config.gunicorn_threads
+worker_connections = _config.gunicorn_worker_connections
 timeout = _config.gunicorn_timeout
 # Let in-flight long polls finish on a graceful stop / reload.
 graceful_timeout = _config.long_poll_max_seconds + 5
+# Also the time a request's line and headers have to arrive (the gevent worker
+# reads them under this timeout), on a new connection as on a kept-alive one.
 keepalive = 5
 max_requests = 10000
-# Import the app once, in the master: a worker (re)started after max_requests is
-# a fork, not a fresh import of Flask, the engine and the spec (about 0.3 s of
-# CPU each time), and workers share those pages.  Nothing opens a connection at
-# import time (the store connects on first use, in the worker).  A HUP then
-# restarts workers on the code already loaded; deploy new code with a restart.
-preload_app = True
+# Each worker imports the app itself, after gevent has patched the standard
+# library: preloading it in the master would make its module-level locks (the
+# metrics', the store's) and imports of ssl/socket before the patch, which
+# gevent warns about and which can deadlock greenlets on a real lock.  The cost
+# is the import per worker start (about 0.3 s of CPU, once per max_requests),
+# and memory no longer shared between workers.
+preload_app = False
 max_requests_jitter = 1000
 loglevel = _config.log_level.lower()
 accesslog = "-"
@@ -56,6 +69,19 @@ errorlog = "-"
 limit_request_line = 8190
 limit_request_fields = 100
 control_socket_disable = True  # unused; would clash between instances sharing $HOME
+
+
+def _raise_open_files_limit(connections: int) -> None:
+    """Let a worker hold its connections and as many to Redis (soft limit up to the hard one)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 2 * connections + 256
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+_raise_open_files_limit(worker_connections)
 
 _forced_single_worker = ""
 if _config.embedded_store and workers != 1:
@@ -120,11 +146,13 @@ def on_starting(server: Any) -> None:
     """Log the effective settings once, when the master starts."""
     if _forced_single_worker:
         server.log.warning(_forced_single_worker)
+    from service.redact import redact_url  # not service.store: see the docstring
+
     server.log.info(
-        "serving on %s with %d worker(s) x %d thread(s); store: %s",
+        "serving on %s with %d gevent worker(s) x %d connection(s); store: %s",
         bind,
         workers,
-        threads,
+        worker_connections,
         "embedded (not for production)"
         if _config.embedded_store
         else ("Redis Cluster at " if _config.redis_cluster else "Redis at ")
@@ -137,9 +165,11 @@ def post_worker_init(worker: Any) -> None:
 
     gunicorn installs ``worker.handle_exit`` for SIGTERM before this hook runs
     (``worker_int`` only covers SIGINT/SIGQUIT).  Ours first sets the store's
-    shutdown flag, so long polls end within a second, then lets gthread stop
+    shutdown flag, so long polls end within a second, then lets the worker stop
     accepting and drain in-flight requests as usual.
     """
+    from service.store import request_shutdown
+
     handle_exit = worker.handle_exit
 
     def _on_sigterm(sig: int, frame: Any) -> None:
@@ -153,4 +183,6 @@ def post_worker_init(worker: Any) -> None:
 
 def worker_int(worker: Any) -> None:
     """SIGINT/SIGQUIT (quick stop): release long polls too."""
+    from service.store import request_shutdown
+
     request_shutdown()

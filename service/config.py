@@ -96,7 +96,18 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "Gunicorn worker processes (default: 2 x CPU cores, at most 4; forced to 1 without "
         "`REDIS_URL`).",
     ),
-    EnvVar("GUNICORN_THREADS", "8", "Threads per worker (each long poll holds one)."),
+    EnvVar(
+        "GUNICORN_WORKER_CONNECTIONS",
+        "1000",
+        "Connections a worker serves at once (gevent: each one, waiting long polls and slow "
+        "clients included, is a greenlet, not a thread).",
+    ),
+    EnvVar(
+        "BODY_TIMEOUT_SECONDS",
+        "10",
+        "Seconds a client has to send a request body once its headers are in (408 beyond). "
+        "Headers must arrive within 5 s (the keep-alive time), else the connection is closed.",
+    ),
     EnvVar("GUNICORN_TIMEOUT", "60", "Seconds before a silent worker is restarted."),
 )
 
@@ -191,7 +202,8 @@ class Config:
     host: str = "127.0.0.1"
     port: int = 8000
     web_concurrency: int = 1
-    gunicorn_threads: int = 8
+    gunicorn_worker_connections: int = 1000
+    body_timeout_seconds: int = 10
     gunicorn_timeout: int = 60
 
     @property
@@ -243,7 +255,10 @@ class Config:
                 if workers
                 else _default_workers()
             ),
-            gunicorn_threads=env.integer("GUNICORN_THREADS", minimum=1, maximum=1000),
+            gunicorn_worker_connections=env.integer(
+                "GUNICORN_WORKER_CONNECTIONS", minimum=1, maximum=100_000
+            ),
+            body_timeout_seconds=env.integer("BODY_TIMEOUT_SECONDS", minimum=1, maximum=600),
             gunicorn_timeout=env.integer("GUNICORN_TIMEOUT", minimum=1),
         )
 

@@ -43,8 +43,12 @@ CODES: dict[str, tuple[int, str]] = {
     "GAME_FULL": (409, "No open seat"),
     "CONFLICT": (409, "Concurrent change"),
     "PRECONDITION_FAILED": (412, "Stale version"),
+    "REQUEST_TIMEOUT": (408, "Request not received in time"),
     "PAYLOAD_TOO_LARGE": (413, "Request body too large"),
+    "URI_TOO_LONG": (414, "Request line too long"),
     "UNSUPPORTED_MEDIA_TYPE": (415, "Send application/json"),
+    "EXPECTATION_FAILED": (417, "Expectation not supported"),
+    "HEADERS_TOO_LARGE": (431, "Request headers too large"),
     "CARD_NOT_IN_HAND": (422, "Card not in hand"),
     "INVALID_MELDS": (422, "Invalid melds"),
     "DISCARD_FORBIDDEN": (422, "Discard not allowed"),
@@ -61,6 +65,7 @@ CODES: dict[str, tuple[int, str]] = {
     "RATE_LIMITED": (429, "Too many requests"),
     "STORE_UNAVAILABLE": (503, "Storage unavailable"),
     "INTERNAL": (500, "Internal error"),
+    "NOT_IMPLEMENTED": (501, "Not implemented"),
 }
 
 _HTTP_CODES = {
@@ -69,6 +74,7 @@ _HTTP_CODES = {
     404: "NOT_FOUND",
     405: "METHOD_NOT_ALLOWED",
     406: "NOT_ACCEPTABLE",
+    408: "REQUEST_TIMEOUT",
     409: "CONFLICT",
     412: "PRECONDITION_FAILED",
     413: "PAYLOAD_TOO_LARGE",
@@ -106,6 +112,19 @@ def problem(
     **extra: Any,
 ) -> Response:
     """A problem+json response for ``code``."""
+    status, payload = problem_payload(code, detail, status=status, **extra)
+    response = Response(payload, status=status, mimetype=PROBLEM_JSON)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def problem_payload(
+    code: str, detail: str, *, status: int | None = None, **extra: Any
+) -> tuple[int, bytes]:
+    """The status and JSON body of the problem for ``code`` (counted in the metrics):
+    what :func:`problem` answers, and what the server writes for requests it
+    cannot parse (``service.serving``)."""
     default_status, title = CODES.get(code, (status or 500, code.replace("_", " ").title()))
     status = status or default_status
     body = {
@@ -116,13 +135,9 @@ def problem(
         "code": code,
         **extra,
     }
-    # OPT_NON_STR_KEYS: marshmallow keys errors of list items by index (an int)
-    payload = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
     metrics.ERRORS.labels(code).inc()
-    response = Response(payload, status=status, mimetype=PROBLEM_JSON)
-    for name, value in (headers or {}).items():
-        response.headers[name] = value
-    return response
+    # OPT_NON_STR_KEYS: marshmallow keys errors of list items by index (an int)
+    return status, orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
 
 
 def _field_errors(exc: engine.EngineError) -> dict[str, Any]:

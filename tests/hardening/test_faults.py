@@ -167,7 +167,7 @@ def test_worker_killed_mid_request(own_redis, tmp_path: Path):
     """One gunicorn worker, SIGKILLed again and again while clients fire moves; gunicorn
     respawns it.  Clients retry with the same Idempotency-Key until answered.  Then every
     game's version equals 1 + its acknowledged moves and its log replays to its state."""
-    server = Gunicorn(own_redis.url, tmp_path / "gunicorn.log", workers=1, threads=4)
+    server = Gunicorn(own_redis.url, tmp_path / "gunicorn.log", workers=1)
     kills = 0
     try:
         server.wait_ready()

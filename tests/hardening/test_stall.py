@@ -68,7 +68,7 @@ def _timed(method: str, url: str, kwargs: dict[str, Any]) -> tuple[float, Any]:
 
 
 def test_requests_answer_503_promptly_while_redis_is_stopped(frozen_redis):
-    env = {"REDIS_URL": frozen_redis.url, "GUNICORN_THREADS": "8", "RATE_LIMITS": "true"}
+    env = {"REDIS_URL": frozen_redis.url, "RATE_LIMITS": "true"}
     with GunicornServer(env) as server:
         made = requests.post(
             server.url + "/v1/games",

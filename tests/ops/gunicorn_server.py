@@ -61,7 +61,6 @@ class GunicornServer:
             "HOST": "127.0.0.1",
             "PORT": str(self.port),
             "WEB_CONCURRENCY": "1",
-            "GUNICORN_THREADS": "4",
             "RATE_LIMITS": "false",
             "ALLOW_SEEDED_GAMES": "true",
             "PYTHONUNBUFFERED": "1",

@@ -13,7 +13,7 @@ from tests.ops.gunicorn_server import GunicornServer
 
 
 def test_long_poll_returns_early_on_sigterm(gunicorn: Any, redis_client: Any, redis_url: str):
-    server: GunicornServer = gunicorn({"REDIS_URL": redis_url, "GUNICORN_THREADS": "4"})
+    server: GunicornServer = gunicorn({"REDIS_URL": redis_url})
     created = requests.post(
         server.url + "/v1/games", json={"players": [{"name": "a"}, {"name": "b"}]}, timeout=10
     )

@@ -27,12 +27,13 @@ def test_defaults() -> None:
         "600/minute",
     )
     assert cfg.cors_origins == ()
-    assert (cfg.host, cfg.port, cfg.gunicorn_threads, cfg.gunicorn_timeout) == (
+    assert (cfg.host, cfg.port, cfg.gunicorn_worker_connections, cfg.gunicorn_timeout) == (
         "127.0.0.1",
         8000,
-        8,
+        1000,
         60,
     )
+    assert cfg.body_timeout_seconds == 10
     assert 1 <= cfg.web_concurrency <= 4
 
 
@@ -75,6 +76,8 @@ def test_values_are_parsed() -> None:
         ("REDIS_TIMEOUT_SECONDS", "soon"),
         ("REDIS_TIMEOUT_SECONDS", "0"),
         ("REDIS_TIMEOUT_SECONDS", "nan"),
+        ("GUNICORN_WORKER_CONNECTIONS", "0"),
+        ("BODY_TIMEOUT_SECONDS", "0"),
     ],
 )
 def test_bad_values_name_the_variable(name: str, value: str) -> None:
@@ -120,7 +123,7 @@ def test_gunicorn_conf_uses_one_worker_without_redis(monkeypatch: pytest.MonkeyP
     assert settings["workers"] == 1
     assert settings["max_requests"] == 0  # recycling the worker would lose the games
     assert settings["bind"] == "127.0.0.1:8123"
-    assert settings["worker_class"] == "gthread"
+    assert settings["worker_class"] == "service.serving.Worker"
 
 
 def test_gunicorn_conf_with_redis(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,12 +131,17 @@ def test_gunicorn_conf_with_redis(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch,
         REDIS_URL="redis://127.0.0.1:1/0",
         WEB_CONCURRENCY="3",
-        GUNICORN_THREADS="4",
+        GUNICORN_WORKER_CONNECTIONS="400",
         GUNICORN_TIMEOUT="90",
         HOST="0.0.0.0",
     )
-    assert (settings["workers"], settings["threads"], settings["timeout"]) == (3, 4, 90)
-    assert settings["preload_app"] is True and settings["max_requests"] > 0
+    assert (settings["workers"], settings["worker_connections"], settings["timeout"]) == (
+        3,
+        400,
+        90,
+    )
+    # the app is imported by each worker, after gevent has patched the standard library
+    assert settings["preload_app"] is False and settings["max_requests"] > 0
     assert settings["bind"] == "0.0.0.0:8000"
     assert settings["graceful_timeout"] > 30
     fmt = str(settings["access_log_format"])

@@ -1,0 +1,168 @@
+"""The gunicorn worker the service runs on: gevent, with bounded slow clients.
+
+``deploy/gunicorn.conf.py`` names :class:`Worker`.  It is gunicorn's gevent
+worker (a connection is a greenlet, so hundreds of slow or waiting clients
+cost memory, not the worker) with two changes:
+
+* A request body must arrive within ``BODY_TIMEOUT_SECONDS`` of its headers
+  (:class:`BodyDeadline`): a client trickling it is answered 408
+  ``REQUEST_TIMEOUT`` and its connection closed.  Headers are bounded by
+  gunicorn itself: the gevent worker reads each request's line and headers
+  within ``keepalive`` seconds, else closes the connection.
+* What gunicorn answers on its own, for requests it cannot parse (request
+  line or headers too large, garbage, an unsupported ``Expect`` or
+  transfer coding), is ``application/problem+json`` with the API's stable
+  codes, not gunicorn's HTML page (:func:`write_problem`).
+
+This module is imported by the gunicorn master to find the worker class,
+before gevent patches anything (that happens in the worker): it imports
+nothing of the app.  The app's modules it uses are imported in the worker,
+where the app is loaded by then.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import gevent
+from gunicorn import util
+from gunicorn.workers.ggevent import GeventWorker
+from werkzeug.exceptions import HTTPException, RequestTimeout
+
+from service.config import Config
+
+StartResponse = Callable[..., Any]
+App = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+# The API's code for each status gunicorn answers with by itself.
+GUNICORN_CODES = {
+    400: "BAD_REQUEST",
+    408: "REQUEST_TIMEOUT",
+    414: "URI_TOO_LONG",
+    417: "EXPECTATION_FAILED",
+    431: "HEADERS_TOO_LARGE",
+    500: "INTERNAL",
+    501: "NOT_IMPLEMENTED",
+}
+DETAIL_CHARS = 200
+"""gunicorn's message (which may quote the request) is cut to this length."""
+
+
+def problem_response(status: int, reason: str, message: str) -> bytes:
+    """The whole HTTP answer gunicorn would send as an HTML page, as problem+json.
+
+    >>> problem_response(414, "URI Too Long", "Request Line is too large (9000 > 8190)")[:40]
+    b'HTTP/1.1 414 URI Too Long\\r\\nConnection: c'
+    """
+    from service.api import problems  # in the worker, where the app has imported it
+
+    code = GUNICORN_CODES.get(status, "BAD_REQUEST" if status < 500 else "INTERNAL")
+    detail = message[:DETAIL_CHARS] or (
+        "internal error; it has been logged" if status >= 500 else problems.CODES[code][1]
+    )
+    status, body = problems.problem_payload(code, detail, status=status)
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
+        f"Content-Type: {problems.PROBLEM_JSON}\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode("latin-1") + body
+
+
+def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
+    """Drop-in for ``gunicorn.util.write_error``: the same answer, as problem+json."""
+    util.write_nonblock(sock, problem_response(status_int, reason, mesg))
+
+
+class DeadlineInput:
+    """``wsgi.input`` whose reads all end by ``deadline`` (``time.monotonic()``).
+
+    Past it, a read raises werkzeug's ``RequestTimeout`` (the app answers 408
+    problem+json through its usual error mapping) and stops reading from the
+    client: the rest of the body is not waited for, the connection closes
+    once that answer is sent.
+    """
+
+    def __init__(self, stream: Any, deadline: float, seconds: int, sock: Any) -> None:
+        self._stream = stream
+        self._deadline = deadline
+        self._seconds = seconds
+        self._sock = sock
+        self.expired = False
+
+    def _call(self, read: Callable[..., Any], *args: Any) -> Any:
+        remaining = self._deadline - time.monotonic()
+        if remaining > 0 and not self.expired:
+            timeout = gevent.Timeout(remaining)
+            timeout.start()
+            try:
+                return read(*args)
+            except gevent.Timeout as fired:
+                if fired is not timeout:
+                    raise
+            finally:
+                timeout.close()
+        return self._expire()
+
+    def _expire(self) -> Any:
+        if not self.expired and self._sock is not None:
+            self.expired = True
+            try:
+                self._sock.shutdown(socket.SHUT_RD)  # the parser then finds the body ended
+            except OSError:
+                pass
+        raise RequestTimeout(f"the request body did not arrive within {self._seconds} s")
+
+    def read(self, size: int | None = None) -> bytes:
+        return self._call(self._stream.read, size)  # type: ignore[no-any-return]
+
+    def readline(self, size: int | None = None) -> bytes:
+        return self._call(self._stream.readline, size)  # type: ignore[no-any-return]
+
+    def readlines(self, hint: int | None = None) -> list[bytes]:
+        return self._call(self._stream.readlines, hint)  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[bytes]:
+        while line := self.readline():
+            yield line
+
+
+class BodyDeadline:
+    """WSGI middleware: a request's body must arrive within ``seconds`` of its headers."""
+
+    def __init__(self, app: App, seconds: int) -> None:
+        self.app = app
+        self.seconds = seconds
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("CONTENT_LENGTH", "") not in ("", "0") or environ.get(
+            "HTTP_TRANSFER_ENCODING"
+        ):
+            environ["wsgi.input"] = DeadlineInput(
+                environ["wsgi.input"],
+                time.monotonic() + self.seconds,
+                self.seconds,
+                environ.get("gunicorn.socket"),
+            )
+        try:
+            return self.app(environ, start_response)
+        except HTTPException as exc:  # a read before the app's error handling (the fast lane's)
+            from service.api import problems
+
+            return problems.answer_for(exc)(environ, start_response)  # type: ignore[no-any-return]
+
+
+class Worker(GeventWorker):  # type: ignore[misc]
+    """gunicorn's gevent worker, with a body deadline and problem+json error pages."""
+
+    def init_process(self) -> None:
+        # gunicorn writes its own error answers through this one function only
+        # (Worker.handle_error); ours keeps its status and message.
+        util.write_error = write_problem
+        super().init_process()
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        self.wsgi = BodyDeadline(self.wsgi, Config.from_env().body_timeout_seconds)
