@@ -75,7 +75,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar("RATE_LIMIT_CREATE", "30/minute", "Limit on `POST /v1/games`."),
     EnvVar("RATE_LIMIT_JOIN", "60/minute", "Limit on `POST /v1/games/{id}/players`."),
     EnvVar("RATE_LIMIT_MOVES", "600/minute", "Limit on `POST /v1/games/{id}/moves`."),
-    EnvVar("RATE_LIMIT_EVALUATE", "120/minute", "Limit on `POST /v1/hands/evaluate`."),
+    EnvVar("RATE_LIMIT_EVALUATE", "60/minute", "Limit on `POST /v1/hands/evaluate`."),
     EnvVar(
         "RATE_LIMIT_AUTH_FAILURES",
         "30/minute",
@@ -196,7 +196,7 @@ class Config:
     rate_limit_join: str = "60/minute"
     rate_limit_moves: str = "600/minute"
     rate_limit_auth_failures: str = "30/minute"
-    rate_limit_evaluate: str = "120/minute"
+    rate_limit_evaluate: str = "60/minute"
     fast_lane: bool = True
     cors_origins: tuple[str, ...] = ()
     host: str = "127.0.0.1"

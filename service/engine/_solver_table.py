@@ -46,9 +46,11 @@ from service.engine.errors import SearchTooLargeError
 from service.engine.melds import Arrangement, Meld, MeldKind, extend_meld
 from service.engine.rules import Aces, Options
 
-WORK_BUDGET = 5_000_000
+WORK_BUDGET = 500_000
 """Work units one arrangement asked for by a client (``POST
-/v1/hands/evaluate``) may take, about 1.5 s of one core here: a unit is a
+/v1/hands/evaluate``) may take, about 0.1 s of one core here (a gevent worker
+serves nothing else meanwhile, so this stays small; real hands take a few
+hundred units, the costliest hand-made real-game tables some 10^6): a unit is a
 lay-off tried with :func:`extend_meld`, a pair of multisets combined, or a
 hundredth of a hand solved (:data:`SOLVE_UNITS`).  A game's own views and
 lay-downs run without a budget (a game must always be able to score its
