@@ -134,21 +134,18 @@ class MoveLimiter:
 
 def move_limiter(config: Config) -> MoveLimiter | None:
     """The limit on moves for ``config`` (None when ``RATE_LIMITS`` is off)."""
-    if not config.rate_limits_enabled:
-        return None
-    return MoveLimiter(config.rate_limit_moves, storage_uri(config), **_storage_options(config))
+    return _handler_limit(config, config.rate_limit_moves, "moves")
 
 
 def auth_failure_limiter(config: Config) -> MoveLimiter | None:
     """The limit on failed authentications per address (None when ``RATE_LIMITS`` is off)."""
+    return _handler_limit(config, config.rate_limit_auth_failures, "failed authentications")
+
+
+def _handler_limit(config: Config, rate: str, name: str) -> MoveLimiter | None:
     if not config.rate_limits_enabled:
         return None
-    return MoveLimiter(
-        config.rate_limit_auth_failures,
-        storage_uri(config),
-        "failed authentications",
-        **_storage_options(config),
-    )
+    return MoveLimiter(rate, storage_uri(config), name, **_storage_options(config))
 
 
 def _storage_options(config: Config) -> dict[str, Any]:

@@ -100,7 +100,8 @@ class Middleware:
         redis_budget = open_budget(self.redis_timeout)  # all the request's Redis waits
         try:
             if self.max_body is not None and not _buffer_unsized_body(environ, self.max_body):
-                return _too_large(start, self.max_body)
+                too_large = problem("PAYLOAD_TOO_LARGE", f"the body is over {self.max_body} bytes")
+                return too_large(environ, start)
             return self.app(environ, start)
         finally:
             close_budget(redis_budget)
@@ -136,9 +137,3 @@ def _buffer_unsized_body(environ: dict[str, Any], limit: int) -> bool:
     environ["CONTENT_LENGTH"] = str(len(body))
     environ.pop("HTTP_TRANSFER_ENCODING", None)  # the body is now sized
     return True
-
-
-def _too_large(start: StartResponse, limit: int) -> Iterable[bytes]:
-    response = problem("PAYLOAD_TOO_LARGE", f"the body is over {limit} bytes")
-    start(response.status, response.headers.to_wsgi_list())
-    return response.response  # type: ignore[return-value]
