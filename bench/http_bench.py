@@ -71,6 +71,7 @@ import shutil
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,6 @@ from bench._games import (  # noqa: E402
     view_cost,
 )
 from bench._load import run_python, run_wrk  # noqa: E402
-from bench._procs import Proc, Target, start_gunicorn, start_redis  # noqa: E402
 from bench._redis_stats import delta, redis_counters, round_trips  # noqa: E402
 from bench._summary import (  # noqa: E402
     hand_sizes,
@@ -101,10 +101,11 @@ from bench._summary import (  # noqa: E402
     with_view_cost_verdict,
     write_json,
 )
+from harness.gunicorn_server import SERVICE_APP, GunicornServer  # noqa: E402
+from harness.redis_server import RedisServer  # noqa: E402
 from service.api.persistence import events_payload, snapshot  # noqa: E402
 from service.store import GameStore, key  # noqa: E402
 from service.store.keys import EVENTS, STATE  # noqa: E402
-from tests.redis_server import free_port  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -128,6 +129,39 @@ WRK_INSTALL_HINT = (
     "reference figures; falling back to the Python load generator (lower absolute numbers, "
     "ratios still like with like)."
 )
+
+
+@dataclass
+class Target:
+    """A server under load: its gunicorn, the Redis behind it and the games the
+    load cycles over (as stored in that Redis)."""
+
+    name: str
+    server: GunicornServer
+    redis: RedisServer
+    client: redis.Redis
+    games: list[dict[str, Any]]
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+
+def serve(name: str, app: str, store: RedisServer, workers: int, work: Path) -> GunicornServer:
+    """``app`` under gunicorn with the service's settings and ``workers`` workers, on
+    ``store``; rate limits off, the access log formatted and sent to /dev/null."""
+    env = {"REDIS_URL": store.url, "WEB_CONCURRENCY": str(workers)}  # the ceiling too
+    server = GunicornServer(
+        env, app=app, ready_path="/healthz", access_log=False, log_dir=work, name=name
+    )
+    return server.start()
+
+
+def start_redis() -> RedisServer:
+    """A throwaway redis-server (no persistence), stopped by PID at the end."""
+    if shutil.which("redis-server") is None:
+        sys.exit("redis-server not found on PATH (Debian: apt-get install -y redis-server)")
+    return RedisServer().start()
 
 
 # --------------------------------------------------------------------------- main
@@ -164,7 +198,7 @@ def main() -> int:
     work = RESULTS / "work"
     work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    procs: list[Proc] = []
+    procs: list[GunicornServer | RedisServer] = []
 
     def log(msg: str) -> None:
         print(f"[{time.monotonic() - started:6.1f}s] {msg}", flush=True)
@@ -182,11 +216,11 @@ def main() -> int:
         return out
 
     try:
-        redis_proc, redis_port = start_redis(work, "redis")
+        redis_proc = start_redis()
         procs.append(redis_proc)
-        client = redis.Redis(port=redis_port)
+        client = redis.Redis.from_url(redis_proc.url)
         store = GameStore(client)
-        log(f"redis-server on port {redis_port} (pid {redis_proc.proc.pid})")
+        log(f"redis-server on port {redis_proc.port} (pid {redis_proc.pid})")
 
         # -- in-process view cost
         cost = with_view_cost_verdict(view_cost(300, 15))
@@ -214,9 +248,9 @@ def main() -> int:
         log(f"{len(games)} 2-player games at the last round stored")
 
         # -- a second Redis: the same games plus fresh ones up to --stored (scale check)
-        large_proc, large_port = start_redis(work, "redis-large")
+        large_proc = start_redis()
         procs.append(large_proc)
-        large_client = redis.Redis(port=large_port)
+        large_client = redis.Redis.from_url(large_proc.url)
         copy_games(client, large_client, games, store.game_ttl_seconds)
         made = add_filler(large_client, GameStore(large_client), args.stored, args.games)
         large_games = [dict(g) for g in games]
@@ -224,47 +258,40 @@ def main() -> int:
         keys_small, keys_large = int(client.dbsize()), int(large_client.dbsize())
         used_memory = int(large_client.info("memory")["used_memory"])
         log(
-            f"second redis-server on port {large_port}: the same {len(games)} games and "
+            f"second redis-server on port {large_proc.port}: the same {len(games)} games and "
             f"{made} fresh ones, {keys_large} keys, {used_memory / 2**20:.0f} MiB used"
         )
 
         # -- a third Redis: copies of the same games for the move floor
-        floor_proc, floor_port = start_redis(work, "redis-floor")
+        floor_proc = start_redis()
         procs.append(floor_proc)
-        floor_client = redis.Redis(port=floor_port)
+        floor_client = redis.Redis.from_url(floor_proc.url)
         copy_games(client, floor_client, games, store.game_ttl_seconds)
         floor_games = [dict(g) for g in games]
 
         # -- servers
-        svc_port, large_svc_port, ceil_port = free_port(), free_port(), free_port()
-        floor_svc_port, engine_svc_port = free_port(), free_port()
-        app = "service.wsgi:app"
-        procs.append(start_gunicorn("service", app, svc_port, redis_port, args, work))
-        procs.append(start_gunicorn("service-large", app, large_svc_port, large_port, args, work))
-        procs.append(
-            start_gunicorn("ceiling", "bench.flask_ceiling:app", ceil_port, redis_port, args, work)
-        )
-        procs.append(
-            start_gunicorn(
-                "move-floor", "bench.move_floor:app", floor_svc_port, floor_port, args, work
-            )
-        )
-        procs.append(
-            start_gunicorn(
-                "engine-floor", "bench.engine_floor:app", engine_svc_port, redis_port, args, work
-            )
-        )
-        small = Target("small", svc_port, procs[-5], redis_proc, client, games)
-        large = Target("large", large_svc_port, procs[-4], large_proc, large_client, large_games)
-        ceiling = Target("ceiling", ceil_port, procs[-3], redis_proc, client, games)
-        floor = Target("floor", floor_svc_port, procs[-2], floor_proc, floor_client, floor_games)
-        engine = Target("engine", engine_svc_port, procs[-1], redis_proc, client, games)
+        w = args.workers
+        service = serve("service", SERVICE_APP, redis_proc, w, work)
+        procs.append(service)
+        service_large = serve("service-large", SERVICE_APP, large_proc, w, work)
+        procs.append(service_large)
+        ceiling_server = serve("ceiling", "bench.flask_ceiling:app", redis_proc, w, work)
+        procs.append(ceiling_server)
+        move_floor = serve("move-floor", "bench.move_floor:app", floor_proc, w, work)
+        procs.append(move_floor)
+        engine_floor = serve("engine-floor", "bench.engine_floor:app", redis_proc, w, work)
+        procs.append(engine_floor)
+        small = Target("small", service, redis_proc, client, games)
+        large = Target("large", service_large, large_proc, large_client, large_games)
+        ceiling = Target("ceiling", ceiling_server, redis_proc, client, games)
+        floor = Target("floor", move_floor, floor_proc, floor_client, floor_games)
+        engine = Target("engine", engine_floor, redis_proc, client, games)
         target_of = {"move_floor": floor, "engine_floor": engine}
         log(
             f"gunicorn x5 ({args.workers} workers x {args.threads} threads, gthread): service "
-            f":{svc_port} ({len(games)} games stored), the same on :{large_svc_port} "
-            f"({len(games) + made} games stored), ceiling :{ceil_port}, move floor "
-            f":{floor_svc_port}, engine floor :{engine_svc_port}; generator "
+            f":{small.port} ({len(games)} games stored), the same on :{large.port} "
+            f"({len(games) + made} games stored), ceiling :{ceiling.port}, move floor "
+            f":{floor.port}, engine floor :{engine.port}; generator "
             f"{generator}, {args.connections} connections"
         )
 
@@ -365,7 +392,7 @@ def main() -> int:
         }
     finally:
         for proc in reversed(procs):
-            proc.stop()
+            proc.cleanup()
 
     result = {
         "meta": {
