@@ -20,18 +20,11 @@ connections, one per load-generator thread):
 * ``not_modified``  GET /v1/games/{id} with ``If-None-Match`` of the current version (304);
 * ``moves``         POST /v1/games/{id}/moves: draw from the stock, then discard a
                     card of the deadwood the draw's answer shows (as a player
-                    would; the hand's first card when it all melds), game after game;
-* ``move_floor``    the same requests to ``bench/move_floor.py``, which makes a
-                    move's two round trips and answers a move's bytes but does
-                    none of the service's own work: the most moves could reach
-                    here (no target; served from a Redis of its own, holding
-                    copies of the games, since it writes placeholder views);
-* ``engine_floor``  the same requests to ``bench/engine_floor.py``, which does a
-                    move's game work (record, rules, answer and view parts,
-                    saved document) with none of the service's HTTP layer
-                    (middleware, fast lane, the handler's checks): between the
-                    two floors and the service, where a move's budget goes (no
-                    target; it plays the service's games on the service's Redis).
+                    would; the hand's first card when it all melds), game after game.
+
+The ratios are a monitor, with no target: the run fails only on an unexpected
+answer, on more Redis round trips per move than allowed, on a scale difference
+of 10% or more, or on a seat view costing 1 ms or more at its p99.
 
 The games are 2-player games at the start of the LAST round (13-card hands,
 14 after a draw, ten rounds of results in every view): the most expensive
@@ -109,18 +102,8 @@ from service.store.keys import EVENTS, STATE  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
-SCENARIOS = (
-    "ceiling",
-    "public_view",
-    "player_view",
-    "not_modified",
-    "moves",
-    "move_floor",
-    "engine_floor",
-)
-LOAD = {"move_floor": "moves", "engine_floor": "moves"}
-"""Scenarios loaded as another one is (the same requests, to another server)."""
-PLAYED = ("moves", "not_modified", "move_floor", "engine_floor")
+SCENARIOS = ("ceiling", "public_view", "player_view", "not_modified", "moves")
+PLAYED = ("moves", "not_modified")
 """Scenarios whose load needs the games' versions, turns and phases read back first."""
 SCALE_SCENARIOS = ("player_view", "moves")  # also run against the service with --stored games
 
@@ -177,7 +160,6 @@ def main() -> int:
         "--templates", type=int, default=50, help="distinct played games (each copy redealt)"
     )
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto")
     parser.add_argument("--quick", action="store_true", help="1 repeat of 2 s, 10,000 stored")
@@ -205,11 +187,10 @@ def main() -> int:
 
     def measure(mode: str, target: Target, seconds: float) -> Any:
         cpu0 = (target.server.cpu_seconds(), target.redis.cpu_seconds())
-        load = LOAD.get(mode, mode)
         if generator == "wrk":
-            out = run_wrk(load, target.port, target.games, args, work, seconds)
+            out = run_wrk(mode, target.port, target.games, args, work, seconds)
         else:
-            out = run_python(load, target.port, target.games, args, seconds)
+            out = run_python(mode, target.port, target.games, args, seconds)
         if out["requests"]:
             out["server_cpu_ms"] = (target.server.cpu_seconds() - cpu0[0]) * 1000 / out["requests"]
             out["redis_cpu_ms"] = (target.redis.cpu_seconds() - cpu0[1]) * 1000 / out["requests"]
@@ -262,13 +243,6 @@ def main() -> int:
             f"{made} fresh ones, {keys_large} keys, {used_memory / 2**20:.0f} MiB used"
         )
 
-        # -- a third Redis: copies of the same games for the move floor
-        floor_proc = start_redis()
-        procs.append(floor_proc)
-        floor_client = redis.Redis.from_url(floor_proc.url)
-        copy_games(client, floor_client, games, store.game_ttl_seconds)
-        floor_games = [dict(g) for g in games]
-
         # -- servers
         w = args.workers
         service = serve("service", SERVICE_APP, redis_proc, w, work)
@@ -277,28 +251,20 @@ def main() -> int:
         procs.append(service_large)
         ceiling_server = serve("ceiling", "bench.flask_ceiling:app", redis_proc, w, work)
         procs.append(ceiling_server)
-        move_floor = serve("move-floor", "bench.move_floor:app", floor_proc, w, work)
-        procs.append(move_floor)
-        engine_floor = serve("engine-floor", "bench.engine_floor:app", redis_proc, w, work)
-        procs.append(engine_floor)
         small = Target("small", service, redis_proc, client, games)
         large = Target("large", service_large, large_proc, large_client, large_games)
         ceiling = Target("ceiling", ceiling_server, redis_proc, client, games)
-        floor = Target("floor", move_floor, floor_proc, floor_client, floor_games)
-        engine = Target("engine", engine_floor, redis_proc, client, games)
-        target_of = {"move_floor": floor, "engine_floor": engine}
         log(
-            f"gunicorn x5 ({args.workers} workers x {args.threads} threads, gthread): service "
+            f"gunicorn x3 ({args.workers} gevent workers): service "
             f":{small.port} ({len(games)} games stored), the same on :{large.port} "
-            f"({len(games) + made} games stored), ceiling :{ceiling.port}, move floor "
-            f":{floor.port}, engine floor :{engine.port}; generator "
+            f"({len(games) + made} games stored), ceiling :{ceiling.port}; generator "
             f"{generator}, {args.connections} connections"
         )
 
         warm = min(2.0, args.duration)
         measure("ceiling", ceiling, warm)
         for mode in SCENARIOS[1:]:
-            for target in [target_of.get(mode, small)] + [large] * (mode in SCALE_SCENARIOS):
+            for target in [small] + [large] * (mode in SCALE_SCENARIOS):
                 if mode in PLAYED:
                     refresh(target.client, target.games)
                 measure(mode, target, warm)
@@ -353,8 +319,7 @@ def main() -> int:
             for mode in modes:
                 # the scale scenarios: small, large, large, small (or the mirror on
                 # odd repeats) so that a drift over the four runs cancels out
-                served = target_of.get(mode, small)  # the service, or a floor
-                order = [served]
+                order = [small]
                 if mode in SCALE_SCENARIOS:
                     order = [small, large, large, small]
                     if rep % 2:
@@ -364,10 +329,10 @@ def main() -> int:
                     done.setdefault(target.name, []).append(run(rep, mode, target))
                 after = run(rep, "ceiling", ceiling)
                 ceiling_rps = (before["rps"] + after["rps"]) / 2
-                served_rps = statistics.mean(r["rps"] for r in done[served.name])
+                served_rps = statistics.mean(r["rps"] for r in done[small.name])
                 ratios[mode].append(served_rps / ceiling_rps)
-                previous_ratios[mode].append(done[served.name][0]["rps"] / before["rps"])
-                run_cost = statistics.mean(server_cost(r) for r in done[served.name])
+                previous_ratios[mode].append(done[small.name][0]["rps"] / before["rps"])
+                run_cost = statistics.mean(server_cost(r) for r in done[small.name])
                 if run_cost:
                     ceiling_cost = (server_cost(before) + server_cost(after)) / 2
                     cpu_ratios[mode].append(ceiling_cost / run_cost)
@@ -402,7 +367,7 @@ def main() -> int:
             "python": platform.python_version(),
             "generator": generator,
             "workers": args.workers,
-            "threads": args.threads,
+            "worker": "gevent",
             "connections": args.connections,
             "repeats": args.repeats,
             "duration_s": args.duration,
