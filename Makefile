@@ -31,6 +31,9 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+docs: install ## regenerate the tables of docs/CONFIGURATION.md and docs/ERRORS.md from the code
+	$(PY) -m service.docs_tables
+
 bench: install ## hand solver speed on a corpus of >= 10,000 hands
 	$(PY) bench/solver_bench.py
 
