@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install run test lint format typecheck bench bench-bots bench-http bench-report openapi soak clean
+.PHONY: install run test lint format typecheck bench bench-bots bench-http bench-report openapi docs soak clean
 
 $(STAMP): pyproject.toml setup.py service/engine/_solver_native.c $(wildcard service/engine/*.py) \
 		service/games.py service/tokens.py service/record_format.py service/bot_turns.py
@@ -31,6 +31,9 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+docs: install ## regenerate the tables of docs/CONFIGURATION.md and docs/ERRORS.md from the code
+	$(PY) -m service.docs_tables
+
 bench: install ## hand solver speed on a corpus of >= 10,000 hands
 	$(PY) bench/solver_bench.py
 
@@ -40,14 +43,13 @@ openapi: install ## regenerate openapi/openapi.json from the app
 bench-bots: install ## bot decision times and strength tables (about 20 minutes here, 50 on a slower machine)
 	$(PY) bench/bots_bench.py --strength
 
-bench-http: install ## HTTP throughput vs a plain Flask ceiling, same gunicorn settings (5 to 8 min)
+bench-http: install ## HTTP throughput, with its ratio to a plain Flask ceiling (5 to 8 min)
 	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
 		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
 	$(PY) bench/http_bench.py
 
-bench-report: install ## chart + markdown table of the last bench-http run (bench/results, docs/)
+bench-report: install ## chart + markdown table of the last bench-http run (bench/results/)
 	$(PY) bench/report.py
-	mkdir -p docs && cp bench/results/http.png docs/bench-http.png && cp bench/results/http.md docs/bench-http.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

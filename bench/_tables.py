@@ -146,7 +146,7 @@ def _legacy(case: Case) -> None:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.engine.legacy_layoffs import legacy_best_arrangement
+    from harness.legacy_layoffs import legacy_best_arrangement
 
     _, hand, wild, options, table = case
     legacy_best_arrangement(hand, wild, options, table)

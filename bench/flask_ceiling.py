@@ -1,7 +1,7 @@
 """The ceiling of this stack: a plain Flask app that answers a small JSON object.
 
 Served by gunicorn with exactly the settings of the service
-(``deploy/gunicorn.conf.py``, same workers and threads, same access log), and
+(``deploy/gunicorn.conf.py``, same workers, same access log), and
 loaded by the same load generator, it is the most requests per second that
 Flask + gunicorn can answer on this machine.  ``bench/http_bench.py``
 reports every service scenario as a ratio to it.

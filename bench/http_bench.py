@@ -20,18 +20,11 @@ connections, one per load-generator thread):
 * ``not_modified``  GET /v1/games/{id} with ``If-None-Match`` of the current version (304);
 * ``moves``         POST /v1/games/{id}/moves: draw from the stock, then discard a
                     card of the deadwood the draw's answer shows (as a player
-                    would; the hand's first card when it all melds), game after game;
-* ``move_floor``    the same requests to ``bench/move_floor.py``, which makes a
-                    move's two round trips and answers a move's bytes but does
-                    none of the service's own work: the most moves could reach
-                    here (no target; served from a Redis of its own, holding
-                    copies of the games, since it writes placeholder views);
-* ``engine_floor``  the same requests to ``bench/engine_floor.py``, which does a
-                    move's game work (record, rules, answer and view parts,
-                    saved document) with none of the service's HTTP layer
-                    (middleware, fast lane, the handler's checks): between the
-                    two floors and the service, where a move's budget goes (no
-                    target; it plays the service's games on the service's Redis).
+                    would; the hand's first card when it all melds), game after game.
+
+The ratios are a monitor, with no target: the run fails only on an unexpected
+answer, on more Redis round trips per move than allowed, on a scale difference
+of 10% or more, or on a seat view costing 1 ms or more at its p99.
 
 The games are 2-player games at the start of the LAST round (13-card hands,
 14 after a draw, ten rounds of results in every view): the most expensive
@@ -71,6 +64,7 @@ import shutil
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +83,6 @@ from bench._games import (  # noqa: E402
     view_cost,
 )
 from bench._load import run_python, run_wrk  # noqa: E402
-from bench._procs import Proc, Target, start_gunicorn, start_redis  # noqa: E402
 from bench._redis_stats import delta, redis_counters, round_trips  # noqa: E402
 from bench._summary import (  # noqa: E402
     hand_sizes,
@@ -101,25 +94,16 @@ from bench._summary import (  # noqa: E402
     with_view_cost_verdict,
     write_json,
 )
+from harness.gunicorn_server import SERVICE_APP, GunicornServer  # noqa: E402
+from harness.redis_server import RedisServer  # noqa: E402
 from service.api.persistence import events_payload, snapshot  # noqa: E402
 from service.store import GameStore, key  # noqa: E402
 from service.store.keys import EVENTS, STATE  # noqa: E402
-from tests.redis_server import free_port  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
-SCENARIOS = (
-    "ceiling",
-    "public_view",
-    "player_view",
-    "not_modified",
-    "moves",
-    "move_floor",
-    "engine_floor",
-)
-LOAD = {"move_floor": "moves", "engine_floor": "moves"}
-"""Scenarios loaded as another one is (the same requests, to another server)."""
-PLAYED = ("moves", "not_modified", "move_floor", "engine_floor")
+SCENARIOS = ("ceiling", "public_view", "player_view", "not_modified", "moves")
+PLAYED = ("moves", "not_modified")
 """Scenarios whose load needs the games' versions, turns and phases read back first."""
 SCALE_SCENARIOS = ("player_view", "moves")  # also run against the service with --stored games
 
@@ -128,6 +112,39 @@ WRK_INSTALL_HINT = (
     "reference figures; falling back to the Python load generator (lower absolute numbers, "
     "ratios still like with like)."
 )
+
+
+@dataclass
+class Target:
+    """A server under load: its gunicorn, the Redis behind it and the games the
+    load cycles over (as stored in that Redis)."""
+
+    name: str
+    server: GunicornServer
+    redis: RedisServer
+    client: redis.Redis
+    games: list[dict[str, Any]]
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+
+def serve(name: str, app: str, store: RedisServer, workers: int, work: Path) -> GunicornServer:
+    """``app`` under gunicorn with the service's settings and ``workers`` workers, on
+    ``store``; rate limits off, the access log formatted and sent to /dev/null."""
+    env = {"REDIS_URL": store.url, "WEB_CONCURRENCY": str(workers)}  # the ceiling too
+    server = GunicornServer(
+        env, app=app, ready_path="/healthz", access_log=False, log_dir=work, name=name
+    )
+    return server.start()
+
+
+def start_redis() -> RedisServer:
+    """A throwaway redis-server (no persistence), stopped by PID at the end."""
+    if shutil.which("redis-server") is None:
+        sys.exit("redis-server not found on PATH (Debian: apt-get install -y redis-server)")
+    return RedisServer().start()
 
 
 # --------------------------------------------------------------------------- main
@@ -143,7 +160,6 @@ def main() -> int:
         "--templates", type=int, default=50, help="distinct played games (each copy redealt)"
     )
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto")
     parser.add_argument("--quick", action="store_true", help="1 repeat of 2 s, 10,000 stored")
@@ -164,29 +180,28 @@ def main() -> int:
     work = RESULTS / "work"
     work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    procs: list[Proc] = []
+    procs: list[GunicornServer | RedisServer] = []
 
     def log(msg: str) -> None:
         print(f"[{time.monotonic() - started:6.1f}s] {msg}", flush=True)
 
     def measure(mode: str, target: Target, seconds: float) -> Any:
         cpu0 = (target.server.cpu_seconds(), target.redis.cpu_seconds())
-        load = LOAD.get(mode, mode)
         if generator == "wrk":
-            out = run_wrk(load, target.port, target.games, args, work, seconds)
+            out = run_wrk(mode, target.port, target.games, args, work, seconds)
         else:
-            out = run_python(load, target.port, target.games, args, seconds)
+            out = run_python(mode, target.port, target.games, args, seconds)
         if out["requests"]:
             out["server_cpu_ms"] = (target.server.cpu_seconds() - cpu0[0]) * 1000 / out["requests"]
             out["redis_cpu_ms"] = (target.redis.cpu_seconds() - cpu0[1]) * 1000 / out["requests"]
         return out
 
     try:
-        redis_proc, redis_port = start_redis(work, "redis")
+        redis_proc = start_redis()
         procs.append(redis_proc)
-        client = redis.Redis(port=redis_port)
+        client = redis.Redis.from_url(redis_proc.url)
         store = GameStore(client)
-        log(f"redis-server on port {redis_port} (pid {redis_proc.proc.pid})")
+        log(f"redis-server on port {redis_proc.port} (pid {redis_proc.pid})")
 
         # -- in-process view cost
         cost = with_view_cost_verdict(view_cost(300, 15))
@@ -214,9 +229,9 @@ def main() -> int:
         log(f"{len(games)} 2-player games at the last round stored")
 
         # -- a second Redis: the same games plus fresh ones up to --stored (scale check)
-        large_proc, large_port = start_redis(work, "redis-large")
+        large_proc = start_redis()
         procs.append(large_proc)
-        large_client = redis.Redis(port=large_port)
+        large_client = redis.Redis.from_url(large_proc.url)
         copy_games(client, large_client, games, store.game_ttl_seconds)
         made = add_filler(large_client, GameStore(large_client), args.stored, args.games)
         large_games = [dict(g) for g in games]
@@ -224,54 +239,32 @@ def main() -> int:
         keys_small, keys_large = int(client.dbsize()), int(large_client.dbsize())
         used_memory = int(large_client.info("memory")["used_memory"])
         log(
-            f"second redis-server on port {large_port}: the same {len(games)} games and "
+            f"second redis-server on port {large_proc.port}: the same {len(games)} games and "
             f"{made} fresh ones, {keys_large} keys, {used_memory / 2**20:.0f} MiB used"
         )
 
-        # -- a third Redis: copies of the same games for the move floor
-        floor_proc, floor_port = start_redis(work, "redis-floor")
-        procs.append(floor_proc)
-        floor_client = redis.Redis(port=floor_port)
-        copy_games(client, floor_client, games, store.game_ttl_seconds)
-        floor_games = [dict(g) for g in games]
-
         # -- servers
-        svc_port, large_svc_port, ceil_port = free_port(), free_port(), free_port()
-        floor_svc_port, engine_svc_port = free_port(), free_port()
-        app = "service.wsgi:app"
-        procs.append(start_gunicorn("service", app, svc_port, redis_port, args, work))
-        procs.append(start_gunicorn("service-large", app, large_svc_port, large_port, args, work))
-        procs.append(
-            start_gunicorn("ceiling", "bench.flask_ceiling:app", ceil_port, redis_port, args, work)
-        )
-        procs.append(
-            start_gunicorn(
-                "move-floor", "bench.move_floor:app", floor_svc_port, floor_port, args, work
-            )
-        )
-        procs.append(
-            start_gunicorn(
-                "engine-floor", "bench.engine_floor:app", engine_svc_port, redis_port, args, work
-            )
-        )
-        small = Target("small", svc_port, procs[-5], redis_proc, client, games)
-        large = Target("large", large_svc_port, procs[-4], large_proc, large_client, large_games)
-        ceiling = Target("ceiling", ceil_port, procs[-3], redis_proc, client, games)
-        floor = Target("floor", floor_svc_port, procs[-2], floor_proc, floor_client, floor_games)
-        engine = Target("engine", engine_svc_port, procs[-1], redis_proc, client, games)
-        target_of = {"move_floor": floor, "engine_floor": engine}
+        w = args.workers
+        service = serve("service", SERVICE_APP, redis_proc, w, work)
+        procs.append(service)
+        service_large = serve("service-large", SERVICE_APP, large_proc, w, work)
+        procs.append(service_large)
+        ceiling_server = serve("ceiling", "bench.flask_ceiling:app", redis_proc, w, work)
+        procs.append(ceiling_server)
+        small = Target("small", service, redis_proc, client, games)
+        large = Target("large", service_large, large_proc, large_client, large_games)
+        ceiling = Target("ceiling", ceiling_server, redis_proc, client, games)
         log(
-            f"gunicorn x5 ({args.workers} workers x {args.threads} threads, gthread): service "
-            f":{svc_port} ({len(games)} games stored), the same on :{large_svc_port} "
-            f"({len(games) + made} games stored), ceiling :{ceil_port}, move floor "
-            f":{floor_svc_port}, engine floor :{engine_svc_port}; generator "
+            f"gunicorn x3 ({args.workers} gevent workers): service "
+            f":{small.port} ({len(games)} games stored), the same on :{large.port} "
+            f"({len(games) + made} games stored), ceiling :{ceiling.port}; generator "
             f"{generator}, {args.connections} connections"
         )
 
         warm = min(2.0, args.duration)
         measure("ceiling", ceiling, warm)
         for mode in SCENARIOS[1:]:
-            for target in [target_of.get(mode, small)] + [large] * (mode in SCALE_SCENARIOS):
+            for target in [small] + [large] * (mode in SCALE_SCENARIOS):
                 if mode in PLAYED:
                     refresh(target.client, target.games)
                 measure(mode, target, warm)
@@ -326,8 +319,7 @@ def main() -> int:
             for mode in modes:
                 # the scale scenarios: small, large, large, small (or the mirror on
                 # odd repeats) so that a drift over the four runs cancels out
-                served = target_of.get(mode, small)  # the service, or a floor
-                order = [served]
+                order = [small]
                 if mode in SCALE_SCENARIOS:
                     order = [small, large, large, small]
                     if rep % 2:
@@ -337,10 +329,10 @@ def main() -> int:
                     done.setdefault(target.name, []).append(run(rep, mode, target))
                 after = run(rep, "ceiling", ceiling)
                 ceiling_rps = (before["rps"] + after["rps"]) / 2
-                served_rps = statistics.mean(r["rps"] for r in done[served.name])
+                served_rps = statistics.mean(r["rps"] for r in done[small.name])
                 ratios[mode].append(served_rps / ceiling_rps)
-                previous_ratios[mode].append(done[served.name][0]["rps"] / before["rps"])
-                run_cost = statistics.mean(server_cost(r) for r in done[served.name])
+                previous_ratios[mode].append(done[small.name][0]["rps"] / before["rps"])
+                run_cost = statistics.mean(server_cost(r) for r in done[small.name])
                 if run_cost:
                     ceiling_cost = (server_cost(before) + server_cost(after)) / 2
                     cpu_ratios[mode].append(ceiling_cost / run_cost)
@@ -365,7 +357,7 @@ def main() -> int:
         }
     finally:
         for proc in reversed(procs):
-            proc.stop()
+            proc.cleanup()
 
     result = {
         "meta": {
@@ -375,7 +367,7 @@ def main() -> int:
             "python": platform.python_version(),
             "generator": generator,
             "workers": args.workers,
-            "threads": args.threads,
+            "worker": "gevent",
             "connections": args.connections,
             "repeats": args.repeats,
             "duration_s": args.duration,

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis  # noqa: E402
 
+from harness.redis_server import RedisServer  # noqa: E402
 from service.store.link import Link  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
 
 
 def cpu_per_call(func: Callable[[], object], calls: int) -> float:

@@ -19,8 +19,8 @@ same time to both instances), and a failed request (connection error, 503, 409
   nothing was applied twice.
 
 Zero 5xx answers are allowed.  Prints requests served and latency percentiles;
-``--json`` writes the figures.  :func:`run` is what ``tests/hardening/test_soak.py``
-calls with a short duration.
+``--json`` writes the figures; ``tests/hardening/test_soak.py`` runs this script
+for a short duration.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,8 +48,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench._soak_cluster import cluster  # noqa: E402
-from bench._soak_replay import verify_game  # noqa: E402
+from harness.gunicorn_server import GunicornServer  # noqa: E402
+from harness.redis_server import RedisServer  # noqa: E402
+from harness.replay_check import verify_game  # noqa: E402
 
 RETRYABLE = {502, 503, 504}
 
@@ -252,6 +255,24 @@ def _percentiles(values: list[float]) -> dict[str, float]:
     return {"p50_ms": pct(50), "p90_ms": pct(90), "p99_ms": pct(99), "max_ms": pct(100)}
 
 
+@contextmanager
+def cluster(work: Path, instances: int = 2, workers: int = 2) -> Iterator[tuple[str, list[str]]]:
+    """A private Redis (AOF) and ``instances`` gunicorn instances on it; all stopped by PID."""
+    server = RedisServer(extra_args=("--appendonly", "yes", "--appendfsync", "everysec"))
+    procs: list[GunicornServer] = []
+    try:
+        server.start()
+        for i in range(instances):
+            env = {"REDIS_URL": server.url, "WEB_CONCURRENCY": str(workers), "LOG_LEVEL": "WARNING"}
+            procs.append(GunicornServer(env, access_log=False, log_dir=work, name=f"gunicorn-{i}"))
+            procs[-1].start()
+        yield server.url, [proc.url for proc in procs]
+    finally:
+        for proc in procs:
+            proc.stop()
+        server.cleanup()
+
+
 def run(duration: float = 60.0, clients: int = 12, work: Path | None = None) -> dict[str, Any]:
     """Run the soak for ``duration`` seconds; returns its figures (see the module docstring)."""
     work = work or Path(os.environ.get("TMPDIR", "/tmp")) / f"t13-soak-{os.getpid()}"
@@ -319,8 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of play")
     parser.add_argument("--clients", type=int, default=12, help="client threads")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--work", type=Path, help="directory for the servers' logs")
     args = parser.parse_args(argv)
-    result = run(args.duration, args.clients)
+    result = run(args.duration, args.clients, args.work)
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))

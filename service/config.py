@@ -3,8 +3,9 @@
 :class:`Config` is a frozen, typed snapshot of every setting the service reads;
 build it with :meth:`Config.from_env`.  :data:`ENV_VARS` is the single table of
 variables (name, default, description): the parser takes its defaults from it
-and :func:`env_table_markdown` renders it for the README, so the two cannot
-drift apart.  A bad value raises :class:`ValueError` naming the variable.
+and :func:`env_table_markdown` renders it for ``docs/CONFIGURATION.md``
+(``make docs``; a test compares), so the two cannot drift apart.  A bad value
+raises :class:`ValueError` naming the variable.
 
 >>> cfg = Config.from_env({})
 >>> cfg.redis_url is None, cfg.port, cfg.game_ttl_seconds
@@ -264,7 +265,7 @@ class Config:
 
 
 def env_table_markdown() -> str:
-    """The README table of environment variables, generated from :data:`ENV_VARS`."""
+    """The table of environment variables in ``docs/CONFIGURATION.md``, from :data:`ENV_VARS`."""
     lines = ["| variable | default | meaning |", "|---|---|---|"]
     for var in ENV_VARS:
         default = f"`{var.default}`" if var.default else "(unset)"

@@ -22,11 +22,11 @@ import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
+from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
 from service.config import Config
 from service.store import GameStore, connect
 from service.store.keys import PREFIX
 from tests.api.conftest import make_app
-from tests.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
 
 
 class _Target:

@@ -3,7 +3,7 @@
 Handlers raise engine, lobby, store or :class:`ApiError` exceptions; the
 handlers registered by :func:`register` turn them into
 ``application/problem+json`` answers with a stable ``code``.  The table
-``CODES`` is the list documented in the README (and checked by a test).
+``CODES`` is the list ``docs/ERRORS.md`` is generated from (``make docs``).
 """
 
 from __future__ import annotations

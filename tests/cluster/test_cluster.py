@@ -1,6 +1,6 @@
 """The API on a real Redis Cluster, served by two gunicorn instances at once.
 
-Three masters on free loopback ports (:func:`tests.redis_server.start_cluster`),
+Three masters on free loopback ports (:func:`harness.redis_cluster.start_cluster`),
 two gunicorn instances (1 and 2 workers) with ``REDIS_CLUSTER=true``, and whole
 games played with every request going to the other instance than the last.
 Every game's keys must live in one slot, and both instances must agree on the
@@ -19,8 +19,9 @@ import pytest
 import requests
 from redis.cluster import RedisCluster
 
-from tests.ops.gunicorn_server import GunicornServer
-from tests.redis_server import INSTALL_HINT, RedisServer, redis_server_binary, start_cluster
+from harness.gunicorn_server import GunicornServer
+from harness.redis_cluster import start_cluster
+from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
 
 pytestmark = pytest.mark.skipif(redis_server_binary() is None, reason=INSTALL_HINT)
 

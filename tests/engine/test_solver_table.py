@@ -1,5 +1,5 @@
 """The bounded lay-off search: the very arrangement of the plain search it
-replaced (tests/engine/legacy_layoffs.py) on adversarial-but-legal small
+replaced (harness/legacy_layoffs.py) on adversarial-but-legal small
 tables -- many runs, jokers, wild-rank cards, all-wild sets -- the points of the
 brute-force reference, and a prompt, bounded answer on the tables that made
 the plain search run for minutes."""
@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.legacy_layoffs import legacy_best_arrangement
 from service.engine._solver_table import WORK_BUDGET, Budget, best_with_table
 from service.engine.cards import JOKER, Card, Rank, build_shoe, parse_cards
 from service.engine.errors import SearchTooLargeError
 from service.engine.melds import Meld, MeldKind, classify_meld, extend_meld
 from service.engine.rules import Aces, Options
 from service.engine.solver import best_arrangement, bounded_arrangement
-from tests.engine.legacy_layoffs import legacy_best_arrangement
 from tests.engine.reference import ref_best_points
 from tests.engine.test_solver import check_arrangement
 

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 import requests
 
-from bench._soak_cluster import Gunicorn
-from bench._soak_replay import verify_game
+from harness.gunicorn_server import GunicornServer
+from harness.redis_server import RedisServer, redis_server_binary
+from harness.replay_check import verify_game
 from tests.api.conftest import create_game, make_app
-from tests.redis_server import LostReply, RedisServer, redis_server_binary
+from tests.lost_reply import LostReply
 
 pytestmark = pytest.mark.skipif(redis_server_binary() is None, reason="needs redis-server")
 
@@ -167,10 +168,12 @@ def test_worker_killed_mid_request(own_redis, tmp_path: Path):
     """One gunicorn worker, SIGKILLed again and again while clients fire moves; gunicorn
     respawns it.  Clients retry with the same Idempotency-Key until answered.  Then every
     game's version equals 1 + its acknowledged moves and its log replays to its state."""
-    server = Gunicorn(own_redis.url, tmp_path / "gunicorn.log", workers=1)
+    server = GunicornServer(
+        {"REDIS_URL": own_redis.url, "LOG_LEVEL": "WARNING"}, access_log=False, log_dir=tmp_path
+    )
     kills = 0
     try:
-        server.wait_ready()
+        server.start()
         session = requests.Session()
         games = []
         for i in range(4):

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import requests
 
-from tests.ops.gunicorn_server import GunicornServer
-from tests.redis_server import RedisServer, redis_server_binary
+from harness.gunicorn_server import GunicornServer
+from harness.redis_server import RedisServer, redis_server_binary
 
 pytestmark = pytest.mark.skipif(redis_server_binary() is None, reason="needs redis-server")
 

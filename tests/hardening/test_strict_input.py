@@ -17,9 +17,9 @@ import pytest
 from flask.testing import FlaskClient
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
+from harness.gunicorn_server import GunicornServer
 from tests.api.conftest import Game, create_game, make_app
 from tests.hardening.conftest import snapshot
-from tests.ops.gunicorn_server import GunicornServer
 
 DRAW = {"type": "draw", "source": "stock"}
 PROBLEM = "application/problem+json"

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 
-from tests.ops.gunicorn_server import GunicornServer
+from harness.gunicorn_server import GunicornServer
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from typing import Any
 
 import requests
 
+from harness.gunicorn_server import GunicornServer
 from service.store import shutdown
-from tests.ops.gunicorn_server import GunicornServer
 
 
 def test_long_poll_returns_early_on_sigterm(gunicorn: Any, redis_client: Any, redis_url: str):

@@ -16,11 +16,11 @@ import pytest
 import requests
 from flask import Flask
 
+from harness.gunicorn_server import GunicornServer
 from service import logs
 from service.app import create_app
 from service.config import Config
 from service.store import GameStore, connect
-from tests.ops.gunicorn_server import GunicornServer
 
 BOGUS_TOKEN = "bogus-token-0123456789abcdef"
 REDIS_PASSWORD = "logs-secret-pw-42"

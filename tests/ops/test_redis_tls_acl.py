@@ -25,11 +25,11 @@ from cryptography.x509.oid import NameOID
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
 from service import logs
 from service.app import create_app
 from service.config import Config
 from service.store import GameStore, connect, redact_url
-from tests.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
 
 pytestmark = pytest.mark.skipif(redis_server_binary() is None, reason=INSTALL_HINT)
 

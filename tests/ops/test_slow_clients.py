@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.ops.gunicorn_server import GunicornServer
+from harness.gunicorn_server import GunicornServer
 
 SLOW_BODIES = 150
 SLOW_HEADERS = 150

@@ -12,11 +12,11 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from harness.redis_server import RedisServer
 from service.config import Config
 from service.store import GameStore, connect, key
 from service.store import link as link_module
 from service.store.link import Link, link_for
-from tests.redis_server import RedisServer
 
 
 @pytest.fixture

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from harness.redis_cluster import start_cluster
+from harness.redis_server import RedisServer, redis_server_binary
 from service.config import Config
 from service.store import GameStore, StoreUnavailable
 from service.store.budget import close_budget, open_budget
-from tests.redis_server import RedisServer, redis_server_binary, start_cluster
 
 pytestmark = pytest.mark.skipif(redis_server_binary() is None, reason="needs redis-server")
 

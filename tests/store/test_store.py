@@ -11,6 +11,9 @@ import pytest
 import redis
 from redis.cluster import RedisCluster, key_slot
 
+from harness.ports import free_port
+from harness.redis_cluster import start_cluster
+from harness.redis_server import RedisServer, redis_server_binary
 from service.config import Config
 from service.store import (
     GameExists,
@@ -23,7 +26,7 @@ from service.store import (
     key,
 )
 from service.store import client as client_module
-from tests.redis_server import LostReply, RedisServer, free_port, redis_server_binary, start_cluster
+from tests.lost_reply import LostReply
 
 needs_redis_server = pytest.mark.skipif(
     redis_server_binary() is None, reason="needs redis-server on PATH"

@@ -1,9 +1,10 @@
-"""Replaying a soak game from its public events, and checking the result against Redis.
+"""Replaying a played game from its public events, and checking the result against Redis.
 
 :func:`verify_game` pages through a game's public event log, replays it through the
 engine from the seed (``State.new(Game(n, options), seed_from_client(seed))``) and
 checks that it reproduces exactly the state and results stored in Redis and the
 totals, results and winners of the public view; event seqs must strictly increase.
+The soak (``bench/soak.py``) and the fault tests run it on every game they played.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""Throwaway ``redis-server`` processes for tests.
+"""Throwaway ``redis-server`` processes for tests and benchmarks.
 
 :class:`RedisServer` starts a private server on a free 127.0.0.1 port with its
-own temporary directory, and stops it by its PID only (never by name).  It can be
-killed with SIGKILL and started again on the same port and directory, so fault
-tests can check what survives (e.g. with ``extra_args=("--appendonly", "yes")``).
-:func:`start_cluster` builds a small Redis Cluster from such servers.
+own temporary directory (no snapshots, no AOF unless asked), and stops it by its
+PID only (never by name); it never flushes anything, and no other Redis is
+touched.  It can be killed with SIGKILL and started again on the same port and
+directory, so fault tests can check what survives (e.g. with
+``extra_args=("--appendonly", "yes")``).
 
     with RedisServer() as server:
         client = redis.Redis.from_url(server.url)
@@ -12,19 +13,18 @@ tests can check what survives (e.g. with ``extra_args=("--appendonly", "yes")``)
 
 from __future__ import annotations
 
-import contextlib
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import redis
+
+from harness.ports import free_port
+from harness.proc_stats import cpu_seconds
 
 INSTALL_HINT = "install redis-server (Debian: apt-get install redis-server) or set TEST_REDIS_URL"
 
@@ -32,31 +32,6 @@ INSTALL_HINT = "install redis-server (Debian: apt-get install redis-server) or s
 def redis_server_binary() -> str | None:
     """Path of ``redis-server`` on PATH, or None."""
     return shutil.which("redis-server")
-
-
-def free_port() -> int:
-    """A TCP port that was free on 127.0.0.1 a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
-def free_cluster_port() -> int:
-    """A free port P <= 55535 whose cluster bus port P + 10000 is free too."""
-    for _ in range(200):
-        port = random.randint(20000, 45000)
-        if _is_free(port) and _is_free(port + 10000):
-            return port
-    raise RuntimeError("no free port pair for a cluster node")
 
 
 class RedisServer:
@@ -83,6 +58,10 @@ class RedisServer:
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server has used so far."""
+        return cpu_seconds(self.process.pid) if self.process else 0.0
 
     def client(self, **kwargs: object) -> redis.Redis:
         """A plain client of this server (short timeouts)."""
@@ -191,65 +170,3 @@ class RedisServer:
 
     def __exit__(self, *exc: object) -> None:
         self.cleanup()
-
-
-@contextlib.contextmanager
-def start_cluster(masters: int = 3) -> Iterator[list[RedisServer]]:
-    """A Redis Cluster of ``masters`` nodes (no replicas) with all 16384 slots assigned.
-
-    Yields the servers; connect with ``RedisCluster.from_url(servers[0].url)``.
-    """
-    servers: list[RedisServer] = []
-    try:
-        for _ in range(masters):
-            server = RedisServer(
-                port=free_cluster_port(),
-                extra_args=(
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-node-timeout",
-                    "2000",
-                ),  # fmt: skip
-            )
-            servers.append(server.start())
-        clients = [server.client() for server in servers]
-        per = 16384 // masters
-        for i, client in enumerate(clients):
-            last = 16383 if i == masters - 1 else (i + 1) * per - 1
-            client.execute_command("CLUSTER ADDSLOTSRANGE", i * per, last)
-            client.execute_command("CLUSTER SET-CONFIG-EPOCH", i + 1)
-        for server in servers[1:]:
-            clients[0].execute_command("CLUSTER MEET", "127.0.0.1", server.port)
-        deadline = time.monotonic() + 20
-        while not all(_cluster_ok(client, masters) for client in clients):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the test cluster did not converge")
-            time.sleep(0.1)
-        for client in clients:
-            client.close()
-        yield servers
-    finally:
-        for server in servers:
-            server.cleanup()
-
-
-def _cluster_ok(client: redis.Redis, masters: int) -> bool:
-    info = client.execute_command("CLUSTER INFO")
-    text = info.decode() if isinstance(info, bytes) else str(info)
-    if isinstance(info, dict):
-        text = "\n".join(f"{k}:{v}" for k, v in info.items())
-    return "cluster_state:ok" in text and f"cluster_known_nodes:{masters}" in text
-
-
-class LostReply:
-    """A store script whose first reply is lost: it runs, and is run again with the
-    same arguments -- what redis-py's retry does after a read timeout."""
-
-    def __init__(self, script: Any) -> None:
-        self.script = script
-
-    def __call__(self, keys: list[Any], args: list[Any]) -> Any:
-        self.script(keys=keys, args=args)
-        return self.script(keys=keys, args=args)

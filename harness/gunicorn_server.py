@@ -1,12 +1,15 @@
-"""A real gunicorn serving the API, for tests: started as a subprocess, stopped by PID.
+"""A real gunicorn serving an app, for tests and benchmarks: a subprocess stopped by PID.
 
     with GunicornServer({"REDIS_URL": url}) as server:
         requests.get(server.url + "/healthz")
 
-The master runs in its own process group (its PID is the group id), so a
-failed test can SIGKILL the master and its workers without touching any other
-process.  Its stdout (access log) and stderr (gunicorn's and the app's logs)
-go to files in a temporary directory, for tests to read.
+It runs ``gunicorn -c deploy/gunicorn.conf.py APP`` (the service's own settings;
+``service.wsgi:app`` unless told otherwise) on a free 127.0.0.1 port, with one
+worker, seeded games allowed and rate limits off unless ``env`` says otherwise.
+The master runs in its own process group (its PID is the group id), so a failed
+test can SIGKILL the master and its workers without touching any other process.
+Its stdout (access log) and stderr (gunicorn's and the app's logs) go to files,
+in a temporary directory or in ``log_dir``, for tests to read.
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ from pathlib import Path
 
 import requests
 
-from tests.redis_server import free_port
+from harness.ports import free_port
+from harness.proc_stats import child_pids, cpu_seconds
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "deploy" / "gunicorn.conf.py"
+SERVICE_APP = "service.wsgi:app"
+_NOT_INHERITED = ("REDIS_URL", "REDIS_CLUSTER", "WEB_CONCURRENCY", "PROMETHEUS_MULTIPROC_DIR")
 
 
 def gunicorn_binary() -> str:
@@ -42,20 +48,35 @@ def gunicorn_binary() -> str:
 
 
 class GunicornServer:
-    """``gunicorn -c deploy/gunicorn.conf.py service.wsgi:app`` on a free 127.0.0.1 port."""
+    """gunicorn with ``deploy/gunicorn.conf.py`` on a free 127.0.0.1 port.
 
-    def __init__(self, env: Mapping[str, str], startup_timeout: float = 30) -> None:
+    ``env`` is added to the environment (``WEB_CONCURRENCY`` sets the workers);
+    ``app`` is the WSGI app, ``ready_path`` what must answer 200 once it is up;
+    ``access_log=False`` formats the access log as in production but sends it
+    to ``/dev/null``; ``name`` prefixes the log files in ``log_dir``.
+    """
+
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        *,
+        app: str = SERVICE_APP,
+        ready_path: str = "/readyz",
+        access_log: bool = True,
+        log_dir: Path | None = None,
+        name: str = "gunicorn",
+        startup_timeout: float = 30,
+    ) -> None:
         self.port = free_port()
-        self.dir = Path(tempfile.mkdtemp(prefix="t13-gunicorn-"))
-        self.stdout_path = self.dir / "stdout.log"
-        self.stderr_path = self.dir / "stderr.log"
+        self.app = app
+        self.ready_path = ready_path
+        self.access_log = access_log
+        self._own_dir = log_dir is None
+        self.dir = Path(tempfile.mkdtemp(prefix="t13-gunicorn-")) if log_dir is None else log_dir
+        self.stdout_path = self.dir / f"{name}.stdout.log"
+        self.stderr_path = self.dir / f"{name}.stderr.log"
         self.startup_timeout = startup_timeout
-        base = {
-            k: v
-            for k, v in os.environ.items()
-            if k
-            not in ("REDIS_URL", "REDIS_CLUSTER", "WEB_CONCURRENCY", "PROMETHEUS_MULTIPROC_DIR")
-        }
+        base = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
         self.env = {
             **base,
             "HOST": "127.0.0.1",
@@ -77,9 +98,13 @@ class GunicornServer:
         return self.process.pid if self.process else None
 
     def start(self) -> GunicornServer:
-        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+        """Start the master and wait until ``ready_path`` answers 200."""
+        argv = [gunicorn_binary(), "-c", str(CONF)]
+        if not self.access_log:
+            argv += ["--access-logfile", "/dev/null"]
+        with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
             self.process = subprocess.Popen(
-                [gunicorn_binary(), "-c", str(CONF), "service.wsgi:app"],
+                [*argv, self.app],
                 cwd=ROOT,
                 env=self.env,
                 stdout=out,
@@ -87,17 +112,33 @@ class GunicornServer:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # its own process group, id = its PID
             )
-        deadline = time.monotonic() + self.startup_timeout
+        try:
+            return self.wait_ready(self.startup_timeout)
+        except RuntimeError:
+            self.stop()
+            raise
+
+    def wait_ready(self, timeout: float = 30) -> GunicornServer:
+        """Wait until ``ready_path`` answers 200 (after a start, or workers killed)."""
+        assert self.process is not None
+        deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None:
                 raise RuntimeError(f"gunicorn exited at startup:\n{self.logs()}")
             with contextlib.suppress(requests.RequestException):
-                if requests.get(self.url + "/readyz", timeout=1).status_code == 200:
+                if requests.get(self.url + self.ready_path, timeout=1).status_code == 200:
                     return self
             if time.monotonic() > deadline:
-                self.stop()
                 raise RuntimeError(f"gunicorn did not become ready:\n{self.logs()}")
             time.sleep(0.1)
+
+    def workers(self) -> list[int]:
+        """PIDs of the master's worker processes."""
+        return child_pids(self.process.pid) if self.process else []
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the master and its workers, live or reaped."""
+        return cpu_seconds(self.process.pid) if self.process else 0.0
 
     def terminate(self) -> None:
         """SIGTERM to the master: a graceful stop (returns at once)."""
@@ -136,8 +177,10 @@ class GunicornServer:
         return f"--- stdout ---\n{self.stdout()[-4000:]}\n--- stderr ---\n{self.stderr()[-4000:]}"
 
     def cleanup(self) -> None:
+        """Stop, and delete the log directory if it is this server's own."""
         self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if self._own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self) -> GunicornServer:
         return self.start()

@@ -1,0 +1,32 @@
+"""Free TCP ports on 127.0.0.1 for the throwaway servers."""
+
+from __future__ import annotations
+
+import random
+import socket
+
+
+def free_port() -> int:
+    """A TCP port that was free on 127.0.0.1 a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def is_free(port: int) -> bool:
+    """Whether ``port`` can be bound on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_cluster_port() -> int:
+    """A free port P <= 55535 whose cluster bus port P + 10000 is free too."""
+    for _ in range(200):
+        port = random.randint(20000, 45000)
+        if is_free(port) and is_free(port + 10000):
+            return port
+    raise RuntimeError("no free port pair for a cluster node")

@@ -1,0 +1,29 @@
+"""What a process started here costs, read from ``/proc`` (Linux)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+
+def child_pids(pid: int) -> list[int]:
+    """PIDs of the live children of ``pid`` (e.g. a gunicorn master's workers)."""
+    with contextlib.suppress(OSError):
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return []
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of ``pid`` and of its children, live or reaped (gunicorn workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for each in [pid, *child_pids(pid)]:
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+        if each == pid:
+            total += int(fields[13]) + int(fields[14])  # reaped children
+    return total / tick
