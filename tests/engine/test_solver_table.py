@@ -14,12 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.engine._solver_table import WORK_BUDGET, Budget, best_with_table
 from service.engine.cards import JOKER, Card, Rank, build_shoe, parse_cards
 from service.engine.errors import SearchTooLargeError
 from service.engine.melds import Meld, MeldKind, classify_meld, extend_meld
 from service.engine.rules import Aces, Options
 from service.engine.solver import best_arrangement, bounded_arrangement
+from service.engine.solver_budget import WORK_BUDGET, Budget
+from service.engine.solver_table import best_with_table
 from tests.engine.legacy_layoffs import legacy_best_arrangement
 from tests.engine.reference import ref_best_points
 from tests.engine.test_solver import check_arrangement
