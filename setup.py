@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent
 
 COMPILED = [
     "service/engine/cards.py",
+    "service/engine/options.py",
     "service/engine/rules.py",
     "service/engine/melds.py",
     "service/engine/moves.py",
@@ -44,6 +45,7 @@ COMPILED = [
     "service/engine/solver_picks.py",
     "service/engine/solver_table.py",
     "service/engine/solver.py",
+    "service/engine/rounds.py",
     "service/engine/state.py",
     "service/engine/codec.py",
     "service/engine/view.py",

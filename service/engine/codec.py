@@ -24,9 +24,11 @@ from typing import Any
 
 from service.engine.cards import CARD_CHARS, cards_from_chars, chars_of
 from service.engine.errors import StateFormatError
+from service.engine.options import Options
 from service.engine.records import HandResult, ResultLog, meld_from_dict
-from service.engine.rules import Game, Options
-from service.engine.state import Phase, Round, State
+from service.engine.rounds import Phase, Round
+from service.engine.rules import Game
+from service.engine.state import State
 
 STATE_FORMAT = 3
 """The number of the stored layout (``"v"``), the only one this release reads."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.engine.cards import JOKER_ID, Card, Rank
-from service.engine.rules import Aces, Options
+from service.engine.options import Aces, Options
 
 
 class MeldKind(enum.Enum):

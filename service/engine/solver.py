@@ -11,7 +11,7 @@ table (``lay_off``) go to the bounded lay-off search of
 :mod:`service.engine.solver_table`.
 
 >>> from service.engine.cards import parse_cards
->>> from service.engine.rules import Options
+>>> from service.engine.options import Options
 >>> a = best_arrangement(parse_cards("2C 2D 8S 9S JH QH KH"), Rank.SEVEN, Options())
 >>> [str(m) for m in a.melds], a.points
 (['[JH QH KH]'], 21)
@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, Meld
-from service.engine.rules import Options
+from service.engine.options import Options
 from service.engine.solver_budget import WORK_BUDGET, Budget
 from service.engine.solver_c import c_rules
 from service.engine.solver_hand import going_out_plans, solve_hand
@@ -44,7 +44,7 @@ def best_arrangement(
     and every table meld plus its cards is valid per :func:`extend_meld`.
 
     >>> from service.engine.cards import parse_cards
-    >>> from service.engine.rules import Options
+    >>> from service.engine.options import Options
     >>> best_arrangement(parse_cards("7C AS 5H"), Rank.SEVEN, Options()).points
     13
     >>> a = best_arrangement(parse_cards("7C 7D AS 5H"), Rank.SEVEN, Options())
@@ -117,7 +117,7 @@ def going_out_melds(
     """Melds using every card of ``cards``, or None when there are none.
 
     >>> from service.engine.cards import parse_cards
-    >>> from service.engine.rules import Options
+    >>> from service.engine.options import Options
     >>> [str(m) for m in going_out_melds(parse_cards("4H 5H 6H 9C 9D 7S"), Rank.SEVEN, Options())]
     ['[4H 5H 6H]', '[9C 9D 7S]']
     >>> going_out_melds(parse_cards("4H 5H 6H 9C 9D KD"), Rank.SEVEN, Options()) is None
@@ -134,7 +134,7 @@ def going_out_discards(
     answers for ``cards`` less that card, found in one search rather than one each.
 
     >>> from service.engine.cards import parse_cards
-    >>> from service.engine.rules import Options
+    >>> from service.engine.options import Options
     >>> hand = parse_cards("4H 5H 6H 7H 9C 9D 9S")
     >>> [(str(c), [str(m) for m in melds])
     ...  for c, melds in going_out_discards(hand, Rank.KING, Options(), hand)]

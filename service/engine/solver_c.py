@@ -14,7 +14,8 @@ from types import ModuleType
 
 from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, Meld
-from service.engine.rules import Aces, Options, points_table
+from service.engine.options import Aces, Options
+from service.engine.rules import points_table
 from service.engine.solver_plan import meld_of
 from service.engine.solver_switch import c_hands
 

@@ -10,7 +10,8 @@ from operator import attrgetter
 
 from service.engine.cards import JOKER_ID, Card, Rank
 from service.engine.melds import split_wilds
-from service.engine.rules import Aces, Options, points_table
+from service.engine.options import Aces, Options
+from service.engine.rules import points_table
 from service.engine.solver_plan import Solved, TableInfo, assembled
 from service.engine.solver_python import INF, pack
 from service.engine.solver_search import solve_free, solve_free_each, solve_one, solve_one_each
@@ -105,7 +106,7 @@ def going_out_plans(
     its own.
 
     >>> from service.engine.cards import parse_cards
-    >>> from service.engine.rules import Options
+    >>> from service.engine.options import Options
     >>> hand = parse_cards("4H 5H 6H 7H 9C 9D 9S")
     >>> for i, solved in going_out_plans(hand, Rank.KING, Options(), [c.id for c in hand]):
     ...     print(Card.from_id(i), [" ".join(str(c) for c in g) for g in solved[1]])

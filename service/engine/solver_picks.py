@@ -9,7 +9,7 @@ from itertools import combinations, product
 
 from service.engine.cards import JOKER, Card, Rank
 from service.engine.melds import Meld, extend_meld
-from service.engine.rules import Aces, Options
+from service.engine.options import Aces, Options
 from service.engine.solver_budget import Budget
 
 

@@ -11,7 +11,8 @@ from operator import attrgetter
 
 from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, LayOff, Meld, MeldKind, classify_meld, split_wilds
-from service.engine.rules import Options, points_table
+from service.engine.options import Options
+from service.engine.rules import points_table
 from service.engine.solver_python import INF, Result
 
 

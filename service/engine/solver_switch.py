@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from service.engine.rules import Options
+from service.engine.options import Options
 
 EXTENSION: ModuleType | None
 """The C extension, or None when it was not built (the Python runs everywhere)."""

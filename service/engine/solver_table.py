@@ -42,7 +42,7 @@ from itertools import combinations
 
 from service.engine.cards import JOKER, Card, Rank
 from service.engine.melds import Arrangement, Meld, MeldKind, extend_meld
-from service.engine.rules import Options
+from service.engine.options import Options
 from service.engine.solver_budget import SOLVE_UNITS, Budget
 from service.engine.solver_hand import solve_hand
 from service.engine.solver_picks import run_picks

@@ -446,7 +446,7 @@ def dealt_positions(count: int) -> Iterator[tuple[State, int]]:
         game = Game(rng.choice([2, 2, 3, 4, 5, 8]), opts)
         state = State.new(game, f"{k:064x}")
         index = rng.choice([len(game.rounds) - 1, rng.randrange(len(game.rounds))])
-        state._deal(index, rng.randrange(game.num_players))
+        state.deal(index, rng.randrange(game.num_players))
         assert state.round is not None
         seat = state.round.turn
         state.apply(seat, Draw(Source.STOCK))
