@@ -11,10 +11,17 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations, product
 
-from service.engine import solver
-from service.engine.cards import JOKER, Card, Rank
-from service.engine.melds import Arrangement, Meld, MeldKind, extend_meld
-from service.engine.rules import Options
+from service.engine import (
+    JOKER,
+    Arrangement,
+    Card,
+    Meld,
+    MeldKind,
+    Options,
+    Rank,
+    extend_meld,
+    solver,
+)
 from service.engine.solver_hand import solve_hand
 from service.engine.solver_plan import TableInfo, finish
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.engine.codec import state_from_compact, state_to_compact
-from service.engine.rules import Game
-from service.engine.state import State
+from service.engine import Game, State, state_from_compact, state_to_compact
 
 Saved = tuple[dict[str, Any], Game, str, bytes]
 

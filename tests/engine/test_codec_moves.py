@@ -11,22 +11,32 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.engine import errors
-from service.engine.cards import Card, Rank, build_shoe
-from service.engine.codec import STATE_FORMAT, state_from_compact, state_to_compact
-from service.engine.moves import MAX_MELD_CARDS, MAX_MELDS, Discard, Draw, GoOut, Move, Source
-from service.engine.rules import (
+from service.engine import (
     CLASSIC,
     OPTION_SPECS,
     PRESETS,
+    STATE_FORMAT,
     Aces,
+    Card,
+    Discard,
+    Draw,
     FaceCardPoints,
     Game,
+    GoOut,
+    Move,
     Options,
+    Rank,
+    Source,
+    State,
+    build_shoe,
     card_points,
+    errors,
+    legal_moves,
     preset,
+    state_from_compact,
+    state_to_compact,
 )
-from service.engine.state import State, legal_moves
+from service.engine.moves import MAX_MELD_CARDS, MAX_MELDS
 
 ALL_CARDS = [Card.from_id(i) for i in range(53)]
 

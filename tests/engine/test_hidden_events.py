@@ -13,10 +13,18 @@ from typing import Any
 import orjson
 import pytest
 
-from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.records import Event
-from service.engine.rules import Game, Options
-from service.engine.state import State, legal_moves
+from service.engine import (
+    Discard,
+    Draw,
+    Event,
+    Game,
+    GoOut,
+    Move,
+    Options,
+    Source,
+    State,
+    legal_moves,
+)
 from tests.engine.saved import copy_of
 
 CARD = re.compile(r"\b(?:10|[2-9AJQK])[CDHS]\b")

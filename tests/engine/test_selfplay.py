@@ -23,14 +23,27 @@ from typing import Any
 
 import pytest
 
-from service.engine import errors
-from service.engine.cards import Card, build_shoe
-from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.records import Event, ResultLog
-from service.engine.rules import OPTION_SPECS, Game, Options, card_points
-from service.engine.solver import best_arrangement
-from service.engine.state import Phase, State, legal_moves
-from service.engine.view import observe
+from service.engine import (
+    OPTION_SPECS,
+    Card,
+    Discard,
+    Draw,
+    Event,
+    Game,
+    GoOut,
+    Move,
+    Options,
+    Phase,
+    ResultLog,
+    Source,
+    State,
+    best_arrangement,
+    build_shoe,
+    card_points,
+    errors,
+    legal_moves,
+    observe,
+)
 from tests.engine.saved import Saved, load, save
 from tests.engine.test_codec_moves import GOOD_VALUES
 

@@ -24,12 +24,26 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from service.engine import (
+    Aces,
+    Arrangement,
+    Card,
+    Draw,
+    FaceCardPoints,
+    Game,
+    Meld,
+    Options,
+    Rank,
+    Source,
+    State,
+    build_shoe,
+    card_points,
+    legal_moves,
+    parse_cards,
+    points_table,
+)
 from service.engine import solver_search as search
 from service.engine import solver_switch as switch
-from service.engine.cards import Card, Rank, build_shoe, parse_cards
-from service.engine.melds import Arrangement, Meld
-from service.engine.moves import Draw, Source
-from service.engine.rules import Aces, FaceCardPoints, Game, Options, card_points, points_table
 from service.engine.solver import (
     best_arrangement,
     clear_memos,
@@ -38,7 +52,6 @@ from service.engine.solver import (
 )
 from service.engine.solver_c import c_rules
 from service.engine.solver_python import INF, Result
-from service.engine.state import State, legal_moves
 
 native = switch.EXTENSION
 needs_native = pytest.mark.skipif(native is None, reason="the C extension is not built")

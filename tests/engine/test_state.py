@@ -7,17 +7,33 @@ from typing import Any
 
 import pytest
 
-from service.engine import errors
-from service.engine.cards import Card, Rank, build_shoe, parse_cards
-from service.engine.codec import state_to_compact
-from service.engine.melds import MeldKind, classify_meld
-from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.records import Event
-from service.engine.rules import TURNS_PER_PLAYER_CAP, Game, Options
-from service.engine.shuffle import Shuffler
-from service.engine.solver import best_arrangement
-from service.engine.state import Phase, Round, State, Status, legal_moves
-from service.engine.view import observe
+from service.engine import (
+    Card,
+    Discard,
+    Draw,
+    Event,
+    Game,
+    GoOut,
+    MeldKind,
+    Move,
+    Options,
+    Phase,
+    Rank,
+    Round,
+    Shuffler,
+    Source,
+    State,
+    Status,
+    best_arrangement,
+    build_shoe,
+    classify_meld,
+    errors,
+    legal_moves,
+    observe,
+    parse_cards,
+    state_to_compact,
+)
+from service.engine.rules import TURNS_PER_PLAYER_CAP
 from tests.engine.saved import copy_of, load, save
 
 SEED = "5a" * 32
