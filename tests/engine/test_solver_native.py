@@ -497,7 +497,7 @@ def test_more_jokers_than_decks_hold(text: str) -> None:
 
 
 def test_what_the_c_does_not_do_goes_to_the_python() -> None:
-    """Mode one, more cards than the C takes, no extension: _native_free says no."""
+    """Mode one, more cards than the C takes, no extension: c_rules says no."""
     if native is not None:
         assert c_rules(Rank.SEVEN, Options(), native.MAX_CARDS) is not None
         assert c_rules(Rank.SEVEN, Options(), native.MAX_CARDS + 1) is None
