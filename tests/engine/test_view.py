@@ -11,22 +11,13 @@ from typing import Any
 
 import pytest
 
-from service.engine import (
-    PRESETS,
-    Discard,
-    Draw,
-    Game,
-    Phase,
-    Source,
-    State,
-    arrangement_after_discard,
-    arrangement_key,
-    best_arrangement,
-    classify_meld,
-    legal_moves,
-    parse_cards,
-    seat_part,
-)
+from service.engine.cards import parse_cards
+from service.engine.melds import classify_meld
+from service.engine.moves import Discard, Draw, Source
+from service.engine.rules import PRESETS, Game
+from service.engine.solver import best_arrangement
+from service.engine.state import Phase, State, legal_moves
+from service.engine.view import arrangement_after_discard, arrangement_key, seat_part
 from service.fairplay import automatic_finish
 
 
