@@ -83,7 +83,7 @@ def clone(template: GameRecord, events: list[Any]) -> tuple[GameRecord, dict[int
     assert state is not None and state.round is not None and state.round.turns_taken == 0
     record.seed = state.seed = new_seed()
     dealt_at = max(i for i, e in enumerate(events) if e.type == "round_started")
-    deal = state._deal(state.round.index, state.round.dealer)  # the engine's own dealing
+    deal = state.deal(state.round.index, state.round.dealer)  # the engine's own dealing
     return record, tokens, events[:dealt_at] + deal
 
 

@@ -19,10 +19,11 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from service.engine._solver_table import WORK_BUDGET, Budget, best_with_table
 from service.engine.cards import JOKER, Card, Rank
 from service.engine.melds import Meld, classify_meld
 from service.engine.rules import MAX_DECKS, Options
+from service.engine.solver_budget import WORK_BUDGET, Budget
+from service.engine.solver_table import best_with_table
 
 GAME = Options(
     jokers_per_deck=2, lay_off=True, all_wild_melds=True, extra_rounds=2, decks=MAX_DECKS

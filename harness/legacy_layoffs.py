@@ -2,7 +2,7 @@
 combination of lay-offs onto the table runs, times every rank for each all-wild
 table set, each solved.  Exponential in table runs x jokers, it is kept here
 only as the reference that the bounded search in
-:mod:`service.engine._solver_table` must match arrangement for arrangement on
+:mod:`service.engine.solver_table` must match arrangement for arrangement on
 small tables."""
 
 from __future__ import annotations
@@ -11,11 +11,19 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations, product
 
-from service.engine import solver
-from service.engine._solver_plan import _finish, _solve_hand, _Table
-from service.engine.cards import JOKER, Card, Rank
-from service.engine.melds import Arrangement, Meld, MeldKind, extend_meld
-from service.engine.rules import Options
+from service.engine import (
+    JOKER,
+    Arrangement,
+    Card,
+    Meld,
+    MeldKind,
+    Options,
+    Rank,
+    extend_meld,
+    solver,
+)
+from service.engine.solver_hand import solve_hand
+from service.engine.solver_plan import TableInfo, finish
 
 
 def legacy_best_arrangement(
@@ -30,7 +38,7 @@ def legacy_best_arrangement(
 def _best_with_table(
     cards: list[Card], wild_rank: Rank, options: Options, table: Sequence[Meld]
 ) -> Arrangement:
-    info = _Table(table, wild_rank, options)
+    info = TableInfo(table, wild_rank, options)
     runs = [t for t, m in enumerate(table) if m.kind is MeldKind.RUN]
     base_rank = dict(info.set_rank)
     best: tuple[int, Arrangement] | None = None
@@ -55,7 +63,7 @@ def _best_with_table(
         if key in seen:
             continue
         seen.add(key)
-        solved = _solve_hand(rest, wild_rank, options, info)
+        solved = solve_hand(rest, wild_rank, options, info)
         assert solved is not None
         points, groups, deadwood, layoffs = solved
         if best is not None and points >= best[0]:
@@ -64,7 +72,7 @@ def _best_with_table(
             layoffs.setdefault(t, [])[:0] = cs
         for t, cs in layoffs.items():
             assert extend_meld(table[t], cs, wild_rank, options) is not None
-        best = (points, _finish(points, groups, deadwood, layoffs, wild_rank, options))
+        best = (points, finish(points, groups, deadwood, layoffs, wild_rank, options))
         if points == 0:
             break
     assert best is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hmac
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,15 +19,15 @@ import orjson
 from mypy_extensions import mypyc_attr
 
 from service.bot_turns import History, play_bots
+from service.engine.cards import cards_from_chars, cards_from_codes, chars_of, format_cards
 from service.engine.codec import (
+    STATE_FORMAT,
     chars_of_ids,
     game_for,
     ids_of_chars,
     options_from_dict,
     state_from_compact,
-    state_from_dict,
     state_to_compact,
-    state_to_dict,
 )
 from service.engine.errors import EngineError, GameNotInProgressError, StateFormatError
 from service.engine.moves import Move
@@ -53,6 +53,59 @@ from service.record_format import (
     write_format,
 )
 from service.tokens import hash_token, new_token
+
+
+# The engine state as documents of formats 1 and 2 hold it (its old
+# self-contained layout: players, options, seed, card codes, "v" 2), made from
+# and into the engine's one stored form; they go with those formats.
+def _state_to_old_dict(state: State, *, results: bool) -> dict[str, Any]:
+    out = state_to_compact(state)
+    out["v"] = 2
+    out["players"] = state.game.num_players
+    out["options"] = state.game.options.to_dict()
+    out["seed"] = state.seed
+    if out["round"] is not None:
+        out["round"] = _recoded(out["round"], _codes)
+    if results:
+        out["results"] = state.results.json().decode()
+    return out
+
+
+def _state_from_old_dict(data: dict[str, Any], results: bytes | None) -> State:
+    if data.get("v") != 2:
+        raise StateFormatError(f"unknown state format {data.get('v')!r}")
+    if "results" in data:
+        results = data["results"].encode()
+    elif results is None:
+        raise StateFormatError("the state was saved without its results")
+    rnd = data["round"]
+    compact = {
+        "v": STATE_FORMAT,
+        "totals": data["totals"],
+        "round": None if rnd is None else _recoded(rnd, _chars),
+        "winners": data["winners"],
+    }
+    game = game_for(data["players"], options_from_dict(data["options"]))
+    return state_from_compact(compact, game, data["seed"], results)
+
+
+def _recoded(rnd: dict[str, Any], recode: Callable[[str], str]) -> dict[str, Any]:
+    drawn = rnd["drawn_from_discard"]
+    return {
+        **rnd,
+        "stock": recode(rnd["stock"]),
+        "discard": recode(rnd["discard"]),
+        "hands": [recode(h) for h in rnd["hands"]],
+        "drawn_from_discard": recode(drawn) if drawn else None,
+    }
+
+
+def _codes(chars: str) -> str:
+    return format_cards(cards_from_chars(chars))
+
+
+def _chars(codes: str) -> str:
+    return chars_of(cards_from_codes(codes.split()))
 
 
 # Exceptions stay plain Python classes when this module is compiled: their
@@ -157,7 +210,7 @@ class GameRecord:
             state = (
                 state_to_compact(self.state)
                 if compact
-                else state_to_dict(self.state, results=doc_format == 1)
+                else _state_to_old_dict(self.state, results=doc_format == 1)
             )
         return orjson.dumps(
             {
@@ -225,7 +278,7 @@ class GameRecord:
                 raise StateFormatError("the state was saved without its results")
             state = state_from_compact(stored, game, data["seed"], results)
         elif stored:
-            state = state_from_dict(stored, results)
+            state = _state_from_old_dict(stored, results)
         ids_of = ids_of_chars if doc_format == 3 else tuple
         return cls(
             id=data["id"],

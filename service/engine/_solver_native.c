@@ -1,7 +1,8 @@
 /*
- * The hand solver's search in C: an optional speedup of service/engine/_solver_core.py.
+ * The hand solver's search in C: an optional speedup of service/engine/solver_python.py
+ * (service/engine/solver_switch.py decides which one runs).
  *
- * This is a line-for-line port of _search_free() and _search_one() there, which
+ * This is a line-for-line port of search_free() and search_one() there, which
  * remain the reference (and what runs when this module could not be built).
  * It explores the same states in the same order and breaks ties the same way,
  * so both give the same plan for every hand: tests/engine/test_solver_native.py
@@ -23,7 +24,8 @@
  *   search answers without one copy of d, for d in drops] (the same
  *   arguments, and drops).
  * and, for mode free without table melds, a whole hand from its card ids to
- * the card ids of its melds (_solve_hand and _assemble of _solver_plan.py,
+ * the card ids of its melds (solve_hand of solver_hand.py and assembled of
+ * solver_plan.py,
  * which remain the reference; see "hands" below):
  *   arrange_free(ids, points, wr_base, all_wild_melds, high, must_meld)
  *     -> (groups, deadwood, points) or None
@@ -595,10 +597,10 @@ static void follow(const Search *s, int64_t value, Cards rem, int wl, Plan *p) {
 
 /* ---------------------------------------------------------------- hands (mode free) */
 
-/* What _solve_hand and _assemble do with a whole hand in mode free, without
+/* What solve_hand and assembled do with a whole hand in mode free, without
  * table melds, so that a view's arrangement and the going-out checks need no
  * Python between the hand's ids and the card ids of its melds.  The Python
- * (_solver_plan.py) stays the reference: tests/engine/test_solver_native.py
+ * (solver_hand.py, solver_plan.py) stays the reference: tests/engine/test_solver_native.py
  * compares whole arrangements and going-out lists, C against Python. */
 
 #define JOKER 52
@@ -666,9 +668,9 @@ static void sort_ids(int *ids, int n) {
     }
 }
 
-/* A plan in cards, as _assemble makes it: each meld's card ids (ascending, as
- * _melds keys them), then the group of wilds alone if there is one; the
- * deadwood ids (ascending, as _finish sorts them) and their points.  A hand
+/* A plan in cards, as solver_plan._assemble makes it: each meld's card ids (ascending, as
+ * melds_of keys them), then the group of wilds alone if there is one; the
+ * deadwood ids (ascending, as finish sorts them) and their points.  A hand
  * holds at most MAX_CARDS cards, and each goes to one group or the deadwood. */
 typedef struct {
     int n_groups;
@@ -684,7 +686,7 @@ static inline void put(Assembly *a, int g, int id) {
     if (a->size[g] < MAX_CARDS) a->ids[g][a->size[g]++] = id;
 }
 
-/* _assemble in mode free without a table: the plan `p` of the search over hand
+/* solver_plan._assemble in mode free without a table: the plan `p` of the search over hand
  * `h` into cards; `pts`: every card's points, by id (0..52).  Each meld is
  * given the wilds it needs, in order, jokers first; the wilds left over go
  * (a) all into a group of their own when there are three or more and such a
@@ -717,7 +719,7 @@ static void assemble(const Plan *p, const Hand *h, const int64_t *pts, int all_w
     /* the pool sorted by (points left over, not a joker): the first n_left stay
      * in deadwood; the others are placed, jokers first (so that a group of
      * wilds alone ends with a wild-rank card, as it must without all_wild_melds:
-     * _assemble's moving the last one to the end changes no id, it is last) */
+     * solver_plan._assemble's moving the last one to the end changes no id, it is last) */
     int pool[MAX_CARDS], n_pool = 0;
     int wr_first = h->n_wr > 0 && pts[h->wr[0]] < pts[JOKER];
     for (int k = 0; k < h->n_jk && !wr_first; k++) pool[n_pool++] = JOKER;
@@ -748,9 +750,9 @@ static void assemble(const Plan *p, const Hand *h, const int64_t *pts, int all_w
     for (int k = 0; k < a->n_dead; k++) a->points += pts[a->dead[k]];
 }
 
-/* The search _solve_hand runs over hand `h` (mode free, no table): the
+/* The search solve_hand runs over hand `h` (mode free, no table): the
  * naturals' points from `pts` and, in deadwood, the d cheapest wilds' in
- * cheap[d] (a joker's pts[52] is card_points' 20, _solve_hand's jk_cost) --
+ * cheap[d] (a joker's pts[52] is card_points' 20, solve_hand's jk_cost) --
  * or, `must_meld`, INF for any card in deadwood --, a group of
  * wilds alone melding when all_wild_melds is on or the hand holds a wild-rank
  * card.  `cheap` holds MAX_CARDS + 1. */
@@ -1121,7 +1123,7 @@ static PyObject *groups_tuple(const Assembly *a) {
 }
 
 /* arrange_free(ids, points, wr_base, all_wild_melds, high, must_meld): what
- * _solve_hand(cards, wild_rank, options, None, must_meld) answers, in card
+ * solve_hand(cards, wild_rank, options, None, must_meld) answers, in card
  * ids: (groups, deadwood, points) -- groups a tuple of ascending id tuples,
  * one a meld -- or None when `must_meld` and the cards do not all meld.
  * `ids`: the hand (wild-rank cards and jokers, 52, included; any order);
@@ -1161,8 +1163,8 @@ static PyObject *arrange_free(PyObject *self, PyObject *args) {
 }
 
 /* go_out_free(ids, points, wr_base, all_wild_melds, high, candidates): for
- * each candidate (an id of the hand's cards), what _going_out_discards finds
- * for it -- the groups (as arrange_free gives them) of _solve_hand(the hand
+ * each candidate (an id of the hand's cards), what going_out_plans finds
+ * for it -- the groups (as arrange_free gives them) of solve_hand(the hand
  * less that card, ..., must_meld=True) -- or None; one list, in order.
  *
  * Every search shares one memo (as `each` does), the wild drops' too: a state's
@@ -1237,7 +1239,7 @@ static PyObject *go_out_free(PyObject *self, PyObject *args) {
         int wilds = rest.n_wr + rest.n_jk;
         Search *sp = &s;
         PyObject *found = NULL;
-        if (wild && wilds < 2) { /* _solve_hand's _live: a card without a partner cannot meld */
+        if (wild && wilds < 2) { /* solve_hand's _live: a card without a partner cannot meld */
             Cards live = live_naturals(&rest.nat, high);
             if (memcmp(&live, &rest.nat, sizeof live) != 0) found = Py_None;
         }
@@ -1291,19 +1293,19 @@ static int add_constants(PyObject *m) {
 }
 
 static PyMethodDef methods[] = {
-    {"solve_free", solve_free, METH_VARARGS, "Mode free search (see _solver_core.solve_free)."},
-    {"solve_one", solve_one, METH_VARARGS, "Mode one search (see _solver_core.solve_one)."},
-    {"solve_free_each", solve_free_each, METH_VARARGS, "See _solver_core.solve_free_each."},
-    {"solve_one_each", solve_one_each, METH_VARARGS, "See _solver_core.solve_one_each."},
-    {"arrange_free", arrange_free, METH_VARARGS, "A hand's plan in cards (see _solver_plan)."},
-    {"go_out_free", go_out_free, METH_VARARGS, "Going-out discards (see _solver_plan)."},
+    {"solve_free", solve_free, METH_VARARGS, "Mode free search (see solver_search.solve_free)."},
+    {"solve_one", solve_one, METH_VARARGS, "Mode one search (see solver_search.solve_one)."},
+    {"solve_free_each", solve_free_each, METH_VARARGS, "See solver_search.solve_free_each."},
+    {"solve_one_each", solve_one_each, METH_VARARGS, "See solver_search.solve_one_each."},
+    {"arrange_free", arrange_free, METH_VARARGS, "A hand's plan in cards (see solver_c)."},
+    {"go_out_free", go_out_free, METH_VARARGS, "Going-out discards (see solver_c)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_solver_native",
-    .m_doc = "The hand solver's search in C (optional speedup of _solver_core).",
+    .m_doc = "The hand solver's search in C (optional speedup of solver_python).",
     .m_size = -1,
     .m_methods = methods,
 };

@@ -1,7 +1,7 @@
-# Stub of the C extension built from _solver_native.c (see _solver_core.py).
+# Stub of the C extension built from _solver_native.c (see solver_search.py).
 from collections.abc import Sequence
 
-from service.engine._solver_core import LeafCosts, Step
+from service.engine.solver_python import LeafCosts, Step
 
 MAX_CARDS: int
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.engine.cards import JOKER_ID, Card, Rank
-from service.engine.rules import Aces, Options
+from service.engine.options import Aces, Options
 
 
 class MeldKind(enum.Enum):
@@ -72,7 +72,9 @@ class Arrangement:
 # --------------------------------------------------------------------------
 
 
-def _split(cards: Sequence[Card], wild_rank: Rank) -> tuple[list[Card], list[Card], list[Card]]:
+def split_wilds(
+    cards: Sequence[Card], wild_rank: Rank
+) -> tuple[list[Card], list[Card], list[Card]]:
     """(naturals, wild-rank cards, jokers)."""
     nat: list[Card] = []
     wr: list[Card] = []
@@ -100,7 +102,7 @@ def _as_set(
 ) -> Meld | None:
     if len(cards) < 3:
         return None
-    nat, wr, jk = _split(cards, wild_rank)
+    nat, wr, jk = split_wilds(cards, wild_rank)
     if nat:
         if len({c.id >> 2 for c in nat}) != 1:
             return None
@@ -118,7 +120,7 @@ def _as_run(
     n = len(cards)
     if n < 3 or n > 13:
         return None
-    nat, wr, jk = _split(cards, wild_rank)
+    nat, wr, jk = split_wilds(cards, wild_rank)
     suits = {c.id & 3 for c in nat}
     if len(suits) > 1:
         return None

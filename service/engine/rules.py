@@ -1,315 +1,70 @@
-"""Game rules: the options (variants), presets, round schedule and card points.
+"""Game rules: what a number of players and the options make of a game -- its
+decks, its round schedule -- and the points of a card left in deadwood.
 
-:class:`Options` holds every option of RULES.md section 7; :class:`Game` binds
-options to a number of players and derives what follows from them (decks,
-rounds).  Nothing here changes once built.
+:class:`Game` binds options (:mod:`service.engine.options`) to a number of
+players and derives what follows from them.  Nothing here changes once built.
 
 >>> game = Game(4, Options.from_dict({"extra_rounds": 2}))
 >>> game.decks, len(game.rounds)
 (2, 13)
 >>> game.rounds[-1]
 RoundSpec(number=13, hand_size=15, wild_rank=<Rank.TWO: 2>)
->>> Options.from_dict({"acess": "low"})
-Traceback (most recent call last):
-...
-service.engine.errors.InvalidOptionError: unknown option 'acess'
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
-from mypy_extensions import mypyc_attr
 
 from service.engine.cards import Card, Rank
 from service.engine.errors import InvalidOptionError
+from service.engine.options import (
+    CLASSIC,
+    MAX_DECKS,
+    MAX_TURNS_LIMIT,
+    OPTION_SPECS,
+    PRESET_DESCRIPTIONS,
+    PRESETS,
+    Aces,
+    FaceCardPoints,
+    Options,
+    OptionSpec,
+    RoundOrder,
+    preset,
+)
+
+__all__ = [  # the options' names too, as other layers have always imported them from here
+    "CLASSIC",
+    "MAX_DECKS",
+    "MAX_PLAYERS",
+    "MAX_TURNS_LIMIT",
+    "MIN_PLAYERS",
+    "OPTION_SPECS",
+    "PRESETS",
+    "PRESET_DESCRIPTIONS",
+    "TURNS_PER_PLAYER_CAP",
+    "Aces",
+    "FaceCardPoints",
+    "Game",
+    "OptionSpec",
+    "Options",
+    "RoundOrder",
+    "RoundSpec",
+    "card_points",
+    "min_decks",
+    "points_table",
+    "preset",
+    "wild_rank_for",
+]
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 8
-MAX_DECKS = 12
-MAX_TURNS_LIMIT = 10_000
 TURNS_PER_PLAYER_CAP = 100
 """With ``max_turns_per_round`` null, a round still ends, scored as it stands, after
 this many turns per player: a round that nobody goes out of would otherwise never
 end (and a hosted game would grow without bound).  Real rounds end far sooner."""
-
-
-class Aces(enum.Enum):
-    LOW = "low"
-    HIGH_OR_LOW = "high_or_low"
-
-
-class FaceCardPoints(enum.Enum):
-    TEN = "ten"
-    RANK = "rank"
-
-
-class RoundOrder(enum.Enum):
-    UP = "up"
-    UP_DOWN = "up_down"
-
-
-@mypyc_attr(native_class=False)  # compiled, it keeps its instance __dict__ for the caches
-@dataclass(frozen=True)
-class Options:
-    """Every rule variant of RULES.md section 7; the defaults are ``classic``.
-
-    Options key the solver's and the views' memos, so an instance keeps its hash
-    and its JSON form once computed (frozen, so they never go stale; no
-    ``__slots__``, so there is room to keep them: in the instance's ``__dict__``
-    by hand, as ``functools.cached_property`` does not cache once compiled)."""
-
-    aces: Aces = Aces.LOW
-    face_card_points: FaceCardPoints = FaceCardPoints.TEN
-    unused_wild_points: int | None = None
-    jokers_per_deck: int = 0
-    max_wilds_per_meld: int | None = None
-    all_wild_melds: bool = False
-    extra_rounds: int = 0
-    round_order: RoundOrder = RoundOrder.UP
-    double_face_rounds: bool = False
-    lay_off: bool = False
-    false_go_out_penalty: int | None = None
-    decks: int | None = None
-    max_turns_per_round: int | None = None
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], base: Options | None = None) -> Options:
-        """Options from JSON-like data, over ``base`` (default: classic).
-
-        Unknown names and values outside the allowed ones raise
-        :class:`InvalidOptionError` naming the option; nothing is corrected.
-
-        >>> Options.from_dict({"aces": "high_or_low"}).aces
-        <Aces.HIGH_OR_LOW: 'high_or_low'>
-        >>> Options.from_dict({"jokers_per_deck": 3})
-        Traceback (most recent call last):
-        ...
-        service.engine.errors.InvalidOptionError: option 'jokers_per_deck' must be one of 0, 1, 2
-        """
-        if not isinstance(data, Mapping):
-            raise InvalidOptionError("options must be an object", field="options")
-        values: dict[str, Any] = {}
-        for name, raw in data.items():
-            spec = OPTION_SPECS.get(name)
-            if spec is None:
-                raise InvalidOptionError(f"unknown option {name!r}", field=name)
-            values[name] = spec.convert(raw)
-        return dataclasses.replace(base or CLASSIC, **values)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form, every option present (a new dict each call).
-
-        >>> Options().to_dict()["aces"]
-        'low'
-        """
-        form: dict[str, Any] | None = self.__dict__.get("_json_form")
-        if form is None:
-            form = {}
-            for f in dataclasses.fields(self):
-                value = getattr(self, f.name)
-                form[f.name] = value.value if isinstance(value, enum.Enum) else value
-            object.__setattr__(self, "_json_form", form)
-        return dict(form)
-
-    def __hash__(self) -> int:  # kept by @dataclass: it only adds one when none is defined
-        found: int | None = self.__dict__.get("_hash")
-        if found is None:
-            found = hash(dataclasses.astuple(self))
-            object.__setattr__(self, "_hash", found)
-        return found
-
-
-@dataclass(frozen=True, slots=True)
-class OptionSpec:
-    """How one option is validated and described (``GET /v1/rulesets``)."""
-
-    name: str
-    default: Any
-    allowed: tuple[Any, ...] | None  # None: a number range, see minimum/maximum
-    description: str
-    enum_type: type[enum.Enum] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-    nullable: bool = False
-
-    def convert(self, raw: Any) -> Any:
-        if raw is None:
-            if self.nullable:
-                return None
-            raise InvalidOptionError(f"option {self.name!r} may not be null", field=self.name)
-        if self.enum_type is not None:
-            try:
-                return self.enum_type(raw)
-            except ValueError:
-                raise self._bad() from None
-        if isinstance(self.default, bool):
-            if not isinstance(raw, bool):
-                raise InvalidOptionError(
-                    f"option {self.name!r} must be true or false", field=self.name
-                )
-            return raw
-        if not isinstance(raw, int) or isinstance(raw, bool):
-            raise self._bad()
-        if self.allowed is not None and raw not in self.allowed:
-            raise self._bad()
-        if self.minimum is not None and raw < self.minimum:
-            raise self._bad()
-        if self.maximum is not None and raw > self.maximum:
-            raise self._bad()
-        return raw
-
-    def _bad(self) -> InvalidOptionError:
-        if self.allowed is not None:
-            shown = ", ".join("null" if a is None else str(a) for a in self.allowed)
-            return InvalidOptionError(
-                f"option {self.name!r} must be one of {shown}", field=self.name
-            )
-        return InvalidOptionError(
-            f"option {self.name!r} must be null or a whole number "
-            f"from {self.minimum} to {self.maximum}",
-            field=self.name,
-        )
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-ready description for clients."""
-        out: dict[str, Any] = {
-            "name": self.name,
-            "default": self.default,
-            "description": self.description,
-        }
-        if self.allowed is not None:
-            out["allowed"] = list(self.allowed)
-        else:
-            out["nullable"] = self.nullable
-            out["minimum"] = self.minimum
-            out["maximum"] = self.maximum
-        return out
-
-
-def _enum_values(e: type[enum.Enum]) -> tuple[Any, ...]:
-    return tuple(m.value for m in e)
-
-
-OPTION_SPECS: dict[str, OptionSpec] = {
-    s.name: s
-    for s in (
-        OptionSpec(
-            "aces",
-            "low",
-            _enum_values(Aces),
-            "Aces low only, or high or low (Q K A); a leftover ace then scores 15.",
-            enum_type=Aces,
-        ),
-        OptionSpec(
-            "face_card_points",
-            "ten",
-            _enum_values(FaceCardPoints),
-            "J, Q, K score 10 each, or 11, 12, 13.",
-            enum_type=FaceCardPoints,
-        ),
-        OptionSpec(
-            "unused_wild_points",
-            None,
-            (None, 15),
-            "A wild-rank card left in hand scores its face value (null) or 15.",
-            nullable=True,
-        ),
-        OptionSpec(
-            "jokers_per_deck", 0, (0, 1, 2), "Jokers per deck, wild in every round; 20 points."
-        ),
-        OptionSpec(
-            "max_wilds_per_meld",
-            None,
-            (None, 1),
-            "No limit (null) or at most one card per meld playing as a wild.",
-            nullable=True,
-        ),
-        OptionSpec("all_wild_melds", False, (False, True), "A meld may be wild cards only."),
-        OptionSpec(
-            "extra_rounds",
-            0,
-            (0, 1, 2),
-            "Round 12 deals 14 cards with aces wild; round 13 deals 15 with 2s wild.",
-        ),
-        OptionSpec(
-            "round_order",
-            "up",
-            _enum_values(RoundOrder),
-            "Hand sizes go up (3..13), or up then down again (22 rounds).",
-            enum_type=RoundOrder,
-        ),
-        OptionSpec(
-            "double_face_rounds",
-            False,
-            (False, True),
-            "Round scores double in rounds where J, Q or K are wild.",
-        ),
-        OptionSpec(
-            "lay_off",
-            False,
-            (False, True),
-            "Redemption round: final-turn players lay off cards onto melds on the table.",
-        ),
-        OptionSpec(
-            "false_go_out_penalty",
-            None,
-            (None, 20),
-            "An invalid go-out is rejected (null), or costs 20 points and is refused.",
-            nullable=True,
-        ),
-        OptionSpec(
-            "decks",
-            None,
-            None,
-            "Number of decks; null for the minimum by the player count.",
-            minimum=1,
-            maximum=MAX_DECKS,
-            nullable=True,
-        ),
-        OptionSpec(
-            "max_turns_per_round",
-            None,
-            None,
-            "End a round after this many turns without anyone going out; null for no limit.",
-            minimum=1,
-            maximum=MAX_TURNS_LIMIT,
-            nullable=True,
-        ),
-    )
-}
-
-CLASSIC = Options()
-
-PRESETS: dict[str, Options] = {
-    "classic": CLASSIC,
-    "finnish": Options(max_wilds_per_meld=1, unused_wild_points=15),
-    "party": Options(jokers_per_deck=2, lay_off=True, double_face_rounds=True),
-}
-
-PRESET_DESCRIPTIONS: dict[str, str] = {
-    "classic": "The rules of RULES.md with every option at its default.",
-    "finnish": "The Finnish seed's main rules: one wild per meld, unused wilds score 15.",
-    "party": "Two jokers per deck, lay-offs in the final turns, doubled face-card rounds.",
-}
-
-
-def preset(name: object) -> Options:
-    """The options of a named preset (anything else: :class:`InvalidOptionError`).
-
-    >>> preset("finnish").max_wilds_per_meld
-    1
-    """
-    found = PRESETS.get(name) if isinstance(name, str) else None
-    if found is None:
-        raise InvalidOptionError(f"unknown ruleset {name!r}", field="ruleset")
-    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,17 @@
 """The hand solver: the arrangement of a hand that leaves the fewest penalty points.
 
-The search itself lives in :mod:`service.engine._solver_core`, the preparation
-of a hand and the turning of the optimal plan back into cards in
-:mod:`service.engine._solver_plan`; this module is the public API, memoized,
-and hands melds lying on the table (``lay_off``) to the bounded lay-off search
-of :mod:`service.engine._solver_table`.  In mode free without
-table melds (a draw's view and going-out checks, most of all) the C extension,
-when built, does all of that but the melds' classification
-(:class:`~service.engine._solver_plan._Free`), card for card as the Python does.
+This module is the public API, memoized.  A hand alone is prepared for the
+search in :mod:`service.engine.solver_hand`, searched in
+:mod:`service.engine.solver_search` and its plan turned back into cards in
+:mod:`service.engine.solver_plan`; in mode free (a draw's view and going-out
+checks, most of all) the C extension does all of that but the melds'
+classification (:mod:`service.engine.solver_c`), card for card as the Python
+does, where :mod:`service.engine.solver_switch` says so.  Melds lying on the
+table (``lay_off``) go to the bounded lay-off search of
+:mod:`service.engine.solver_table`.
 
 >>> from service.engine.cards import parse_cards
->>> from service.engine.rules import Options
+>>> from service.engine.options import Options
 >>> a = best_arrangement(parse_cards("2C 2D 8S 9S JH QH KH"), Rank.SEVEN, Options())
 >>> [str(m) for m in a.melds], a.points
 (['[JH QH KH]'], 21)
@@ -21,17 +22,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from service.engine._solver_plan import (
-    _finish,
-    _going_out_discards,
-    _melds,
-    _native_free,
-    _solve_hand,
-)
-from service.engine._solver_table import WORK_BUDGET, Budget, best_with_table
 from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, Meld
-from service.engine.rules import Options
+from service.engine.options import Options
+from service.engine.solver_budget import WORK_BUDGET, Budget
+from service.engine.solver_c import c_rules
+from service.engine.solver_hand import going_out_plans, solve_hand
+from service.engine.solver_plan import finish, melds_of
+from service.engine.solver_table import best_with_table
 
 
 def best_arrangement(
@@ -46,7 +44,7 @@ def best_arrangement(
     and every table meld plus its cards is valid per :func:`extend_meld`.
 
     >>> from service.engine.cards import parse_cards
-    >>> from service.engine.rules import Options
+    >>> from service.engine.options import Options
     >>> best_arrangement(parse_cards("7C AS 5H"), Rank.SEVEN, Options()).points
     13
     >>> a = best_arrangement(parse_cards("7C 7D AS 5H"), Rank.SEVEN, Options())
@@ -67,6 +65,13 @@ def clear_memos() -> None:
     _going_out_cached.cache_clear()
 
 
+def arrangements_asked() -> int:
+    """How many arrangements were asked of :func:`best_arrangement`'s memo so far,
+    found there or not (counted by the memo, whether the engine is compiled or not)."""
+    info = _best_cached.cache_info()
+    return info.hits + info.misses
+
+
 def _key(cards: Sequence[Card]) -> tuple[int, ...]:
     """A hand as the memos key it: its card ids, sorted (ints sort and hash in C)."""
     return tuple(sorted([c.id for c in cards]))
@@ -78,14 +83,14 @@ def _best_cached(
 ) -> Arrangement:
     """Memo of the pure solver (a view and its legal moves ask for the same hand)."""
     if not table:
-        free = _native_free(wild_rank, options, len(ids))
+        free = c_rules(wild_rank, options, len(ids))
         if free is not None:  # the common case: all of it in C
             return free.arrangement(ids)
     cards = tuple(map(Card.from_id, ids))
     if not table:
-        solved = _solve_hand(cards, wild_rank, options, None)
+        solved = solve_hand(cards, wild_rank, options, None)
         assert solved is not None
-        return _finish(*solved, wild_rank, options)
+        return finish(*solved, wild_rank, options)
     return best_with_table(list(cards), wild_rank, options, table, Budget(None))
 
 
@@ -112,7 +117,7 @@ def going_out_melds(
     """Melds using every card of ``cards``, or None when there are none.
 
     >>> from service.engine.cards import parse_cards
-    >>> from service.engine.rules import Options
+    >>> from service.engine.options import Options
     >>> [str(m) for m in going_out_melds(parse_cards("4H 5H 6H 9C 9D 7S"), Rank.SEVEN, Options())]
     ['[4H 5H 6H]', '[9C 9D 7S]']
     >>> going_out_melds(parse_cards("4H 5H 6H 9C 9D KD"), Rank.SEVEN, Options()) is None
@@ -129,17 +134,17 @@ def going_out_discards(
     answers for ``cards`` less that card, found in one search rather than one each.
 
     >>> from service.engine.cards import parse_cards
-    >>> from service.engine.rules import Options
+    >>> from service.engine.options import Options
     >>> hand = parse_cards("4H 5H 6H 7H 9C 9D 9S")
     >>> [(str(c), [str(m) for m in melds])
     ...  for c, melds in going_out_discards(hand, Rank.KING, Options(), hand)]
     [('4H', ['[5H 6H 7H]', '[9C 9D 9S]']), ('7H', ['[4H 5H 6H]', '[9C 9D 9S]'])]
     """
-    free = _native_free(wild_rank, options, len(cards))
+    free = c_rules(wild_rank, options, len(cards))
     if free is not None:  # the common case: all of it in C
         return free.going_out([c.id for c in cards], candidates)
-    found = _going_out_discards(cards, wild_rank, options, [c.id for c in candidates])
-    return [(Card.from_id(i), _melds(solved[1], wild_rank, options)) for i, solved in found]
+    found = going_out_plans(cards, wild_rank, options, [c.id for c in candidates])
+    return [(Card.from_id(i), melds_of(solved[1], wild_rank, options)) for i, solved in found]
 
 
 @lru_cache(maxsize=8192)
@@ -148,11 +153,11 @@ def _going_out_cached(
 ) -> tuple[Meld, ...] | None:
     if not ids:
         return ()
-    free = _native_free(wild_rank, options, len(ids))
+    free = c_rules(wild_rank, options, len(ids))
     if free is not None:
         return free.melded(ids)
     cards = tuple(map(Card.from_id, ids))
-    solved = _solve_hand(cards, wild_rank, options, None, must_meld=True)
+    solved = solve_hand(cards, wild_rank, options, None, must_meld=True)
     if solved is None:
         return None
-    return _melds(solved[1], wild_rank, options)
+    return melds_of(solved[1], wild_rank, options)

@@ -28,48 +28,21 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from service.engine import errors
-from service.engine.cards import Card, build_shoe
+from service.engine.cards import Card
 from service.engine.melds import LayOff, Meld, classify_meld, extend_meld
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.records import Event, HandResult, ResultLog, RoundResult
+from service.engine.rounds import Phase, Round, deal_round
 from service.engine.rules import Game, RoundSpec, points_table
 from service.engine.shuffle import Shuffler
 from service.engine.solver import best_arrangement, going_out_discards, going_out_melds
 
-
-class Phase(enum.Enum):
-    """What the player whose turn it is must do next."""
-
-    DRAW = "draw"
-    DISCARD = "discard"
+__all__ = ["Phase", "Round", "State", "Status", "legal_moves"]  # Phase, Round: from .rounds
 
 
 class Status(enum.Enum):
     PLAYING = "playing"
     FINISHED = "finished"
-
-
-@dataclass(slots=True)
-class Round:
-    """The round in play.  Piles keep their top card last; hands stay sorted."""
-
-    index: int
-    dealer: int
-    turn: int
-    stock: list[Card]
-    discard: list[Card]
-    hands: list[list[Card]]
-    phase: Phase = Phase.DRAW
-    went_out: int | None = None
-    final_turns_left: int = 0
-    turns_taken: int = 0
-    drawn_from_discard: Card | None = None
-    claim_refused: bool = False
-    reshuffles: int = 0
-    table: list[Meld] = field(default_factory=list)
-    table_owners: list[int] = field(default_factory=list)
-    scored: dict[int, HandResult] = field(default_factory=dict)
-    penalties: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -94,7 +67,7 @@ class State:
         """Like :meth:`new`, also returning the events of the first deal."""
         state = cls(game, seed, [0] * game.num_players)
         dealer = state.shuffler.choice_index("dealer", game.num_players)
-        return state, state._deal(0, dealer)
+        return state, state.deal(0, dealer)
 
     @property
     def shuffler(self) -> Shuffler:
@@ -320,7 +293,7 @@ class State:
         self.results.append(record)
         events = [Event("round_ended", {"result": record.to_dict(), "totals": list(self.totals)})]
         if rnd.index + 1 < len(self.game.rounds):
-            return events + self._deal(rnd.index + 1, (rnd.dealer + 1) % self.game.num_players)
+            return events + self.deal(rnd.index + 1, (rnd.dealer + 1) % self.game.num_players)
         self.round = None
         best = min(self.totals)
         self.winners = [s for s, t in enumerate(self.totals) if t == best]
@@ -329,36 +302,10 @@ class State:
         )
         return events
 
-    def _deal(self, index: int, dealer: int) -> list[Event]:
-        spec = self.game.rounds[index]
-        n = self.game.num_players
-        shoe = build_shoe(self.game.decks, self.game.options.jokers_per_deck)
-        shoe = self.shuffler.shuffled(shoe, "round", spec.number)
-        hands: list[list[Card]] = [[] for _ in range(n)]
-        for _ in range(spec.hand_size):
-            for k in range(n):
-                hands[(dealer + 1 + k) % n].append(shoe.pop())
-        for hand in hands:
-            hand.sort()
-        discard = [shoe.pop()]
-        turn = (dealer + 1) % n
-        self.round = Round(index, dealer, turn, shoe, discard, hands, penalties=[0] * n)
-        events = [
-            Event(
-                "round_started",
-                {
-                    "round": spec.number,
-                    "hand_size": spec.hand_size,
-                    "wild_rank": spec.wild_rank.symbol,
-                    "dealer": dealer,
-                    "turn": turn,
-                    "discard_top": discard[-1].code,
-                },
-            )
-        ]
-        events += [
-            Event("dealt", {"seat": s, "hand": [c.code for c in hands[s]]}, s) for s in range(n)
-        ]
+    def deal(self, index: int, dealer: int) -> list[Event]:
+        """Deal round ``index`` (of the schedule) with ``dealer`` dealing, as the game
+        does at its start and after each round: the events of the deal."""
+        self.round, events = deal_round(self.game, self.shuffler, index, dealer)
         return events
 
 

@@ -15,11 +15,11 @@ import pytest
 
 from service import bots
 from service.bots.simulate import game_seed
-from service.engine.codec import state_from_dict, state_to_dict
 from service.engine.records import Event
 from service.engine.rules import Game, Options
 from service.engine.state import State
 from service.engine.view import observe
+from tests.engine.saved import copy_of
 
 
 def _public(events: list[Event]) -> list[dict[str, Any]]:
@@ -29,7 +29,7 @@ def _public(events: list[Event]) -> list[dict[str, Any]]:
 def _scramble_hidden(state: State, seat: int, rng: random.Random) -> State:
     """A copy of ``state`` with the other hands and the stock dealt anew from
     the same cards (same sizes): everything ``seat`` cannot see changes."""
-    other = state_from_dict(state_to_dict(state))  # the engine's own copy, compiled or not
+    other = copy_of(state)  # the engine's own copy, compiled or not
     rnd = other.round
     assert rnd is not None
     seats = [s for s in range(len(rnd.hands)) if s != seat]

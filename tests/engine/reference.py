@@ -8,9 +8,7 @@ from collections.abc import Sequence
 from functools import cache
 from itertools import combinations, product
 
-from service.engine.cards import Card, Rank
-from service.engine.melds import Meld, MeldKind
-from service.engine.rules import Aces, Options, card_points
+from service.engine import Aces, Card, Meld, MeldKind, Options, Rank, card_points
 
 
 def _roles(cards: Sequence[Card], wild_rank: Rank) -> list[list[bool]]:

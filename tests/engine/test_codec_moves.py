@@ -11,22 +11,32 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.engine import errors
-from service.engine.cards import Card, Rank, build_shoe
-from service.engine.codec import FORMAT_VERSION, state_from_dict, state_to_dict
-from service.engine.moves import MAX_MELD_CARDS, MAX_MELDS, Discard, Draw, GoOut, Move, Source
-from service.engine.rules import (
+from service.engine import (
     CLASSIC,
     OPTION_SPECS,
     PRESETS,
+    STATE_FORMAT,
     Aces,
+    Card,
+    Discard,
+    Draw,
     FaceCardPoints,
     Game,
+    GoOut,
+    Move,
     Options,
+    Rank,
+    Source,
+    State,
+    build_shoe,
     card_points,
+    errors,
+    legal_moves,
     preset,
+    state_from_compact,
+    state_to_compact,
 )
-from service.engine.state import State, legal_moves
+from service.engine.moves import MAX_MELD_CARDS, MAX_MELDS
 
 ALL_CARDS = [Card.from_id(i) for i in range(53)]
 
@@ -372,40 +382,42 @@ def _midgame() -> State:
     return state
 
 
-@pytest.mark.parametrize("version", [None, 0, FORMAT_VERSION + 1, "1", 1.5, [1]])
+@pytest.mark.parametrize("version", [None, 0, 1, 2, STATE_FORMAT + 1, "3", 3.0, [3]])
 def test_codec_rejects_unknown_format_version(version: Any) -> None:
-    data = state_to_dict(_midgame())
+    state = _midgame()
+    data = state_to_compact(state)
     if version is None:
         del data["v"]
     else:
         data["v"] = version
     with pytest.raises(errors.StateFormatError) as info:
-        state_from_dict(data)
+        state_from_compact(data, state.game, state.seed, state.results.json())
     assert info.value.code == "STATE_FORMAT"
 
 
-def test_codec_reads_version_1_documents() -> None:
-    """Games saved before the results became JSON text (version 1) still load."""
+def test_codec_keeps_the_results_of_finished_rounds() -> None:
+    """The results, stored apart as their JSON text, come back whole."""
     state = State.new(Game(2, Options(max_turns_per_round=4)), "c4" * 32)
     while len(state.results) < 2:  # each round ends after 4 turns
         rnd = state.round
         assert rnd is not None
         state.apply(rnd.turn, legal_moves(state, rnd.turn)[0])
-    data = state_to_dict(state)
-    old = {**data, "v": 1, "results": json.loads(data["results"])}
-    restored = state_from_dict(old)
+    data = state_to_compact(state)
+    results = state.results.json()
+    assert len(json.loads(results)) == 2 and "results" not in data
+    restored = state_from_compact(data, state.game, state.seed, results)
     assert restored == state and len(restored.results) == len(state.results)
-    assert state_to_dict(restored) == data
+    assert state_to_compact(restored) == data and restored.results.json() == results
 
 
 def test_codec_round_trip_is_json_and_exact() -> None:
     state = _midgame()
-    data = state_to_dict(state)
-    assert data["v"] == FORMAT_VERSION
+    data = state_to_compact(state)
+    assert data["v"] == STATE_FORMAT
     text = json.dumps(data)
-    restored = state_from_dict(json.loads(text))
+    restored = state_from_compact(json.loads(text), state.game, state.seed, state.results.json())
     assert restored == state
-    assert state_to_dict(restored) == data
+    assert state_to_compact(restored) == data
     rnd = restored.round
     assert rnd is not None
     seat = rnd.turn

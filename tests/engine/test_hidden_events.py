@@ -13,11 +13,19 @@ from typing import Any
 import orjson
 import pytest
 
-from service.engine.codec import state_from_dict, state_to_dict
-from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.records import Event
-from service.engine.rules import Game, Options
-from service.engine.state import State, legal_moves
+from service.engine import (
+    Discard,
+    Draw,
+    Event,
+    Game,
+    GoOut,
+    Move,
+    Options,
+    Source,
+    State,
+    legal_moves,
+)
+from tests.engine.saved import copy_of
 
 CARD = re.compile(r"\b(?:10|[2-9AJQK])[CDHS]\b")
 
@@ -35,15 +43,16 @@ def mentioned(event: Event) -> set[str]:
     return set(CARD.findall(orjson.dumps(event.to_dict()).decode()))
 
 
-def secret_cards(before: dict[str, Any], shown: set[str]) -> set[str]:
+def secret_cards(before: State, shown: set[str]) -> set[str]:
     """Codes that no public record shows: held or in the stock, not on the discard
     pile, not taken from it into a hand this round."""
-    rnd = before["round"]
-    held = {c for hand in rnd["hands"] for c in hand.split()} | set(rnd["stock"].split())
-    return held - set(rnd["discard"].split()) - shown
+    rnd = before.round
+    assert rnd is not None
+    held = {c.code for hand in rnd.hands for c in hand} | {c.code for c in rnd.stock}
+    return held - {c.code for c in rnd.discard} - shown
 
 
-def check(events: list[Event], before: dict[str, Any], shown: set[str], revealed: set[str]):
+def check(events: list[Event], before: State, shown: set[str], revealed: set[str]):
     """No public event up to the round's scoring (which reveals every hand) names a
     secret card, except those the move itself lays face up (``revealed``)."""
     secret = secret_cards(before, shown) - revealed
@@ -84,9 +93,9 @@ def test_public_events_name_no_hidden_card(players: int, opts: dict[str, Any]) -
     claims = 0
     while state.round is not None:
         rnd, seat = state.round, state.round.turn
-        before = state_to_dict(state)
+        before = copy_of(state)
         if rnd.phase.value == "discard" and len(rnd.hands[seat]) >= 4:
-            trial = state_from_dict(before)
+            trial = copy_of(before)
             try:
                 events = trial.apply(seat, wrong_claim(rnd.hands[seat], rng))
             except Exception:  # refused outright (no penalty option), or a valid claim's error

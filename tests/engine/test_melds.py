@@ -7,9 +7,17 @@ import random
 
 import pytest
 
-from service.engine.cards import Rank, build_shoe, parse_cards
-from service.engine.melds import Meld, MeldKind, classify_meld, extend_meld
-from service.engine.rules import Aces, Options
+from service.engine import (
+    Aces,
+    Meld,
+    MeldKind,
+    Options,
+    Rank,
+    build_shoe,
+    classify_meld,
+    extend_meld,
+    parse_cards,
+)
 from tests.engine.reference import ref_extend_ok, ref_is_run, ref_is_set, ref_valid
 
 DEFAULT = Options()

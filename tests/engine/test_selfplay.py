@@ -23,15 +23,28 @@ from typing import Any
 
 import pytest
 
-from service.engine import errors
-from service.engine.cards import Card, build_shoe
-from service.engine.codec import state_from_dict, state_to_dict
-from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.records import Event, ResultLog
-from service.engine.rules import OPTION_SPECS, Game, Options, card_points
-from service.engine.solver import best_arrangement
-from service.engine.state import Phase, State, legal_moves
-from service.engine.view import observe
+from service.engine import (
+    OPTION_SPECS,
+    Card,
+    Discard,
+    Draw,
+    Event,
+    Game,
+    GoOut,
+    Move,
+    Options,
+    Phase,
+    ResultLog,
+    Source,
+    State,
+    best_arrangement,
+    build_shoe,
+    card_points,
+    errors,
+    legal_moves,
+    observe,
+)
+from tests.engine.saved import Saved, load, save
 from tests.engine.test_codec_moves import GOOD_VALUES
 
 # (players, options, seed number).  Full schedules first, then shortened ones.
@@ -174,13 +187,13 @@ def _events(events: list[Event]) -> list[tuple[str, dict[str, Any], int | None]]
     return [(e.type, e.to_dict(), e.seat) for e in events]
 
 
-def _check_round_result(state: State, before: dict[str, Any], events: list[Event]) -> None:
+def _check_round_result(state: State, before: Saved, events: list[Event]) -> None:
     """A round just ended: every hand revealed, points consistent with the deadwood."""
     ended = [e for e in events if e.type == "round_ended"]
     if not ended:
         return
     result = state.results[-1]
-    old = state_from_dict(before)
+    old = load(before)
     assert old.round is not None
     spec = old.spec
     assert result.number == spec.number and result.wild_rank == spec.wild_rank
@@ -299,14 +312,14 @@ def _play(
     dealer = state.round.dealer
     round_index = 0
     _check_invariants(state)
-    after = state_to_dict(state)
+    after = save(state)
     while state.round is not None:
         rnd = state.round
         seat = rnd.turn
         before = after
         # the codec round-trips exactly
-        restored = state_from_dict(before)
-        assert state_to_dict(restored) == before
+        restored = load(before)
+        assert save(restored) == before
         # sampled legal moves are accepted (on copies)
         legal = legal_moves(state, seat)
         for m in rng.sample(legal, min(2, len(legal))):
@@ -324,14 +337,14 @@ def _play(
         # the restored state behaves identically
         assert _events(restored.apply(seat, move)) == _events(events)
         assert restored == state
-        after = state_to_dict(state)
+        after = save(state)
         played.moves.append((seat, move))
         played.events += _events(events)
         if any(e.type == "go_out_refused" for e in events):
             assert isinstance(move, GoOut)
             assert state.round is rnd and rnd.claim_refused and rnd.phase is Phase.DISCARD
             penalty = game.options.false_go_out_penalty
-            assert rnd.penalties[seat] == before["round"]["penalties"][seat] + penalty
+            assert rnd.penalties[seat] == before[0]["round"]["penalties"][seat] + penalty
             with pytest.raises(errors.GoOutForbiddenError):
                 state.apply(seat, move)
             assert all(isinstance(m, Discard) for m in legal_moves(state, seat))
@@ -380,8 +393,8 @@ def test_selfplay(n: int, opts: dict[str, Any], seed: str) -> None:
         assert legal_moves(state, seat) == []
         with pytest.raises(errors.GameNotInProgressError):
             state.apply(seat, Draw(Source.STOCK))
-    d = state_to_dict(state)
-    assert state_to_dict(state_from_dict(d)) == d
+    d = save(state)
+    assert save(load(d)) == d
     # determinism: the same seed and moves replay the same game
     replay, events = State.start(Game(n, Options.from_dict(opts)), seed)
     replay_events = _events(events)
@@ -389,7 +402,7 @@ def test_selfplay(n: int, opts: dict[str, Any], seed: str) -> None:
         replay_events += _events(replay.apply(seat, move))
     assert replay_events == played.events
     assert replay.totals == state.totals and replay.winners == state.winners
-    assert state_to_dict(replay) == d
+    assert save(replay) == d
 
 
 @pytest.mark.parametrize(

@@ -11,10 +11,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.engine.cards import Card, Rank, build_shoe, parse_cards
-from service.engine.melds import Arrangement, Meld, classify_meld, extend_meld
-from service.engine.rules import Aces, FaceCardPoints, Options, card_points
-from service.engine.solver import best_arrangement, going_out_discards, going_out_melds
+from service.engine import (
+    Aces,
+    Arrangement,
+    Card,
+    FaceCardPoints,
+    Meld,
+    Options,
+    Rank,
+    best_arrangement,
+    build_shoe,
+    card_points,
+    classify_meld,
+    extend_meld,
+    going_out_discards,
+    going_out_melds,
+    parse_cards,
+)
 from tests.engine.reference import ref_best_points
 
 SEVEN = Rank.SEVEN

@@ -1,11 +1,12 @@
 """The C search (service/engine/_solver_native.c) against the Python one.
 
-The C is a port of ``_solver_core``'s search, state for state; the solver uses
-it when it is built.  These tests hold it to giving the same Result -- value,
-melds in the same order, designated cards, leftover wilds and room -- for any
-input, so the Python search stays the reference and the fallback.  The rest of
-the solver's tests (worked examples, brute-force reference, properties) run on
-whichever search is in use: the C one wherever it could be built.
+The C is a port of ``solver_python``'s search, state for state; the solver
+uses it when it is built (``solver_switch`` decides).  These tests hold it to
+giving the same Result -- value, melds in the same order, designated cards,
+leftover wilds and room -- for any input, so the Python search stays the
+reference and the fallback.  The rest of the solver's tests (worked examples,
+brute-force reference, properties) run on whichever search is in use: the C
+one wherever it could be built.
 """
 
 from __future__ import annotations
@@ -23,21 +24,36 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from service.engine import _solver_core as core
-from service.engine import _solver_plan as plan
-from service.engine.cards import Card, Rank, build_shoe, parse_cards
-from service.engine.melds import Arrangement, Meld
-from service.engine.moves import Draw, Source
-from service.engine.rules import Aces, FaceCardPoints, Game, Options, card_points, points_table
+from service.engine import (
+    Aces,
+    Arrangement,
+    Card,
+    Draw,
+    FaceCardPoints,
+    Game,
+    Meld,
+    Options,
+    Rank,
+    Source,
+    State,
+    build_shoe,
+    card_points,
+    legal_moves,
+    parse_cards,
+    points_table,
+)
+from service.engine import solver_search as search
+from service.engine import solver_switch as switch
 from service.engine.solver import (
     best_arrangement,
     clear_memos,
     going_out_discards,
     going_out_melds,
 )
-from service.engine.state import State, legal_moves
+from service.engine.solver_c import c_rules
+from service.engine.solver_python import INF, Result
 
-native = core.native
+native = switch.EXTENSION
 needs_native = pytest.mark.skipif(native is None, reason="the C extension is not built")
 
 
@@ -52,22 +68,21 @@ def test_the_extension_is_built_where_it_can_be() -> None:
     assert native is not None
 
 
-def both(search: str, *args: object) -> tuple[Any, Any]:
-    """What ``search`` (a function of ``_solver_core``: "solve_free", "solve_one_each"...)
+def both(name: str, *args: object) -> tuple[Any, Any]:
+    """What ``name`` (a function of ``solver_search``: "solve_free", "solve_one_each"...)
     answers in C and in Python."""
-    fn = getattr(core, search)
+    fn = getattr(search, name)
     with pytest.MonkeyPatch.context() as mp:
         c = fn(*args)
-        mp.setattr(core, "native", None)
+        mp.setattr(switch, "EXTENSION", None)
         py = fn(*args)
     return c, py
 
 
-def fields(res: core.Result) -> tuple[object, ...]:
+def fields(res: Result) -> tuple[object, ...]:
     return (res.value, res.melds, res.designated, res.leftover, res.cap, res.wr_shift)
 
 
-INF = core.INF
 costs = st.lists(st.sampled_from([0, 1, 2, 5, 10, 15, INF]), min_size=53, max_size=53)
 two_decks = st.lists(st.integers(0, 51), max_size=16).filter(
     lambda ids: all(ids.count(i) <= 2 for i in ids)
@@ -148,7 +163,7 @@ def test_dealt_hands_arrange_the_same() -> None:
         clear_memos()
         a = best_arrangement(cards, wild, opts)
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(core, "native", None)
+            mp.setattr(switch, "EXTENSION", None)
             clear_memos()
             b = best_arrangement(cards, wild, opts)
         assert a == b
@@ -203,7 +218,7 @@ def test_inputs_over_the_c_limit_go_to_the_python() -> None:
     """Three decks' worth of clubs, 39 cards: the search in Python answers."""
     ids = [i for i in range(52) if i & 3 == 0] * 3
     assert native is None or len(ids) > native.MAX_CARDS
-    res = core.solve_free(ids, 0, [1] * 53, [0], False, False)
+    res = search.solve_free(ids, 0, [1] * 53, [0], False, False)
     assert res.value == 0 and sorted(i for meld in res.melds for i in meld[0]) == sorted(ids)
 
 
@@ -228,7 +243,7 @@ def test_free_each_agrees_with_one_search_per_drop(
     for d in drops:
         rest = list(ids)
         rest.remove(d)
-        alone.append(core.solve_free(rest, wilds, pts, cheap, allwild_ok, high))
+        alone.append(search.solve_free(rest, wilds, pts, cheap, allwild_ok, high))
     assert [fields(r) for r in c] == [fields(r) for r in py] == [fields(r) for r in alone]
 
 
@@ -253,33 +268,33 @@ def test_one_each_agrees_with_one_search_per_drop(
     for d in drops:
         rest = list(ids)
         rest.remove(d)
-        alone.append(core.solve_one(rest, jokers, wild_rank * 4, pts, leaf, high))
+        alone.append(search.solve_one(rest, jokers, wild_rank * 4, pts, leaf, high))
     assert [fields(r) for r in c] == [fields(r) for r in py] == [fields(r) for r in alone]
 
 
 @pytest.mark.parametrize(
-    ("search", "args"),
+    ("name", "args"),
     [
         ("solve_free_each", ([0, 4], 0, PTS, [0], False, False, [8])),  # not among the ids
         ("solve_free_each", ([0, 4], 0, PTS, [0], False, False, [52])),  # a joker is no natural id
         ("solve_one_each", ([0, 4, 8], 0, 4, PTS, (0, 0, 0, 0), False, [4])),  # of the wild rank
     ],
 )
-def test_drops_must_be_natural_ids_of_the_hand(search: str, args: tuple[object, ...]) -> None:
+def test_drops_must_be_natural_ids_of_the_hand(name: str, args: tuple[object, ...]) -> None:
     """Both searches refuse the same drops (the C would otherwise search a
     multiset with a count below zero, the Python an int gone negative)."""
     with pytest.raises(ValueError):
-        getattr(core, search)(*args)
+        getattr(search, name)(*args)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(core, "native", None)
+        mp.setattr(switch, "EXTENSION", None)
         with pytest.raises(ValueError):
-            getattr(core, search)(*args)
+            getattr(search, name)(*args)
 
 
 # -- whole hands in C (arrange_free, go_out_free) ------------------------------
 #
 # In mode free without table melds, the C also prepares the hand and turns the
-# plan into cards (_solver_plan._Free).  These tests hold it to the Python's
+# plan into cards (solver_c.CRules).  These tests hold it to the Python's
 # whole answers: the same melds (kinds and cards, in order), deadwood and
 # points, the same going-out discards in the same order with the same melds.
 
@@ -307,9 +322,9 @@ def three_ways(fn: Any, *args: Any) -> list[Any]:
     for way in WAYS:
         with pytest.MonkeyPatch.context() as mp:
             if way != "c":
-                mp.setattr(plan, "NATIVE_PLANS", False)
+                mp.setattr(switch, "WHOLE_HANDS", False)
             if way == "python":
-                mp.setattr(core, "native", None)
+                mp.setattr(switch, "EXTENSION", None)
             clear_memos()
             out.append(fn(*args))
     clear_memos()
@@ -331,7 +346,7 @@ def check_hand(cards: list[Card], wild: Rank, opts: Options, more: Sequence[Card
     """Every C answer about ``cards`` against the two others: the arrangement,
     the melds of going out, and the going-out discards of every card, of the
     cards a floor lets through (as legal_moves asks) and of ``more``."""
-    assert native is None or plan._native_free(wild, opts, len(cards)) is not None
+    assert native is None or c_rules(wild, opts, len(cards)) is not None
     arranged = three_ways(best_arrangement, cards, wild, opts)
     assert [shape(a) for a in arranged[1:]] == [shape(arranged[0])] * 2
     assert arranged[1] == arranged[2] == arranged[0]
@@ -422,7 +437,7 @@ def test_go_out_free_agrees_with_a_search_per_candidate(
     """One memo for every candidate, wild ones included, finds each search's own
     plan: go_out_free against arrange_free(hand less the candidate, must_meld)."""
     cards, wild, opts, more = hand
-    free = plan._native_free(wild, opts, len(cards))
+    free = c_rules(wild, opts, len(cards))
     assert free is not None and native is not None
     ids = [c.id for c in cards]
     candidates = [c.id for c in cards] + [c.id for c in more]
@@ -444,7 +459,7 @@ def dealt_positions(count: int) -> Iterator[tuple[State, int]]:
         game = Game(rng.choice([2, 2, 3, 4, 5, 8]), opts)
         state = State.new(game, f"{k:064x}")
         index = rng.choice([len(game.rounds) - 1, rng.randrange(len(game.rounds))])
-        state._deal(index, rng.randrange(game.num_players))
+        state.deal(index, rng.randrange(game.num_players))
         assert state.round is not None
         seat = state.round.turn
         state.apply(seat, Draw(Source.STOCK))
@@ -482,14 +497,14 @@ def test_more_jokers_than_decks_hold(text: str) -> None:
 
 
 def test_what_the_c_does_not_do_goes_to_the_python() -> None:
-    """Mode one, more cards than the C takes, no extension: _native_free says no."""
+    """Mode one, more cards than the C takes, no extension: c_rules says no."""
     if native is not None:
-        assert plan._native_free(Rank.SEVEN, Options(), native.MAX_CARDS) is not None
-        assert plan._native_free(Rank.SEVEN, Options(), native.MAX_CARDS + 1) is None
-    assert plan._native_free(Rank.SEVEN, Options(max_wilds_per_meld=1), 14) is None
+        assert c_rules(Rank.SEVEN, Options(), native.MAX_CARDS) is not None
+        assert c_rules(Rank.SEVEN, Options(), native.MAX_CARDS + 1) is None
+    assert c_rules(Rank.SEVEN, Options(max_wilds_per_meld=1), 14) is None
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(core, "native", None)
-        assert plan._native_free(Rank.SEVEN, Options(), 14) is None
+        mp.setattr(switch, "EXTENSION", None)
+        assert c_rules(Rank.SEVEN, Options(), 14) is None
 
 
 def test_the_rules_of_equal_options_are_kept_apart() -> None:
@@ -498,11 +513,11 @@ def test_the_rules_of_equal_options_are_kept_apart() -> None:
     if native is None:
         return
     a, b = Options(), Options()
-    ra, rb = plan._native_free(Rank.SEVEN, a, 7), plan._native_free(Rank.SEVEN, b, 7)
+    ra, rb = c_rules(Rank.SEVEN, a, 7), c_rules(Rank.SEVEN, b, 7)
     assert ra is not None and rb is not None and ra is not rb
     assert ra.args == rb.args
-    assert plan._native_free(Rank.SEVEN, a, 7) is ra
-    rk = plan._native_free(Rank.KING, a, 7)
+    assert c_rules(Rank.SEVEN, a, 7) is ra
+    rk = c_rules(Rank.KING, a, 7)
     assert rk is not None and rk.args[1] == 48 and ra.args[1] == 24
 
 
@@ -566,7 +581,7 @@ def test_bad_candidates_are_refused(candidates: object) -> None:
         isinstance(i, int) and 0 <= i <= 52 for i in candidates
     ):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(core, "native", None)
+            mp.setattr(switch, "EXTENSION", None)
             with pytest.raises(ValueError):
                 going_out_discards(
                     cards, Rank.SEVEN, Options(), list(map(Card.from_id, candidates))

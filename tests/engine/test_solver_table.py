@@ -15,12 +15,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.legacy_layoffs import legacy_best_arrangement
-from service.engine._solver_table import WORK_BUDGET, Budget, best_with_table
-from service.engine.cards import JOKER, Card, Rank, build_shoe, parse_cards
-from service.engine.errors import SearchTooLargeError
-from service.engine.melds import Meld, MeldKind, classify_meld, extend_meld
-from service.engine.rules import Aces, Options
-from service.engine.solver import best_arrangement, bounded_arrangement
+from service.engine import (
+    JOKER,
+    Aces,
+    Card,
+    Meld,
+    MeldKind,
+    Options,
+    Rank,
+    SearchTooLargeError,
+    best_arrangement,
+    bounded_arrangement,
+    build_shoe,
+    classify_meld,
+    extend_meld,
+    parse_cards,
+)
+from service.engine.solver_budget import WORK_BUDGET, Budget
+from service.engine.solver_table import best_with_table
 from tests.engine.reference import ref_best_points
 from tests.engine.test_solver import check_arrangement
 

@@ -1,8 +1,8 @@
 """The lay-off search of :mod:`service.engine.solver` (``lay_off``, melds on the
-table), bounded (internal).
+table), bounded.
 
 What it answers is defined by the plain search it replaces (kept as the
-reference in ``tests/engine/legacy_layoffs.py``): list every *plan* -- one
+reference in ``harness/legacy_layoffs.py``): list every *plan* -- one
 valid pick of cards for each table run, in the order of the runs and of each
 run's picks -- sort the plans by the number of cards they lay off (most first,
 stable), try each with each *flex* assignment (a rank or none for every
@@ -38,52 +38,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import combinations, product
+from itertools import combinations
 
-from service.engine._solver_plan import Solved, _finish, _solve_hand, _Table
 from service.engine.cards import JOKER, Card, Rank
-from service.engine.errors import SearchTooLargeError
 from service.engine.melds import Arrangement, Meld, MeldKind, extend_meld
-from service.engine.rules import Aces, Options
-
-WORK_BUDGET = 500_000
-"""Work units one arrangement asked for by a client (``POST
-/v1/hands/evaluate``) may take, about 0.1 s of one core here (a gevent worker
-serves nothing else meanwhile, so this stays small; real hands take a few
-hundred units, the costliest hand-made real-game tables some 10^6): a unit is a
-lay-off tried with :func:`extend_meld`, a pair of multisets combined, or a
-hundredth of a hand solved (:data:`SOLVE_UNITS`).  A game's own views and
-lay-downs run without a budget (a game must always be able to score its
-hands); ``bench/solver_bench.py`` measures the worst tables a game builds."""
-
-SOLVE_UNITS = 100
-"""Units charged for one solve of the rest of a hand."""
-
-
-class Budget:
-    """Work units left to one search; :meth:`spend` raises past zero.
-
-    >>> budget = Budget(10)
-    >>> budget.spend(4); budget.used
-    4
-    >>> budget.spend(7)
-    Traceback (most recent call last):
-    ...
-    service.engine.errors.SearchTooLargeError: this hand and table take too long to evaluate
-    """
-
-    __slots__ = ("left", "limited", "used")
-
-    def __init__(self, units: int | None = WORK_BUDGET) -> None:
-        self.left = -1 if units is None else units  # None: count, never stop
-        self.limited = units is not None
-        self.used = 0
-
-    def spend(self, units: int) -> None:
-        self.used += units
-        self.left -= units
-        if self.left < 0 and self.limited:
-            raise SearchTooLargeError("this hand and table take too long to evaluate")
+from service.engine.options import Options
+from service.engine.solver_budget import SOLVE_UNITS, Budget
+from service.engine.solver_hand import solve_hand
+from service.engine.solver_picks import run_picks
+from service.engine.solver_plan import Solved, TableInfo, finish
 
 
 class _Multisets:
@@ -141,7 +104,7 @@ def best_with_table(
     budget: Budget,
 ) -> Arrangement:
     """The arrangement of ``cards`` (sorted) with ``table``'s melds to lay off onto."""
-    info = _Table(table, wild_rank, options)
+    info = TableInfo(table, wild_rank, options)
     base_rank = dict(info.set_rank)
     ranks = sorted({c.id >> 2 for c in cards if not c.is_joker and c.rank != wild_rank})
     hand = Counter(cards)
@@ -152,7 +115,7 @@ def best_with_table(
         if meld.kind is MeldKind.RUN:
             found = picks_of.get(meld.cards)
             if found is None:
-                found = picks_of[meld.cards] = _run_picks(hand, meld, wild_rank, options, budget)
+                found = picks_of[meld.cards] = run_picks(hand, meld, wild_rank, options, budget)
             choices.append((t, found, [ms.encode(p) for p in found]))
     reach = _reach([enc for _, _, enc in choices], ms, budget)
 
@@ -163,7 +126,7 @@ def best_with_table(
             for t, r in zip(info.flex, flex, strict=True):
                 if r is not None:
                     info.set_rank.setdefault(r, t)
-        solved = _solve_hand(rest, wild_rank, options, info)
+        solved = solve_hand(rest, wild_rank, options, info)
         assert solved is not None
         return solved
 
@@ -215,7 +178,7 @@ def best_with_table(
         layoffs.setdefault(t, [])[:0] = cs
     for t, cs in layoffs.items():
         assert extend_meld(table[t], cs, wild_rank, options) is not None
-    return _finish(points, groups, deadwood, layoffs, wild_rank, options)
+    return finish(points, groups, deadwood, layoffs, wild_rank, options)
 
 
 class _Reach:
@@ -340,89 +303,3 @@ def _first_flex(
             have = have | {choice}
         flex.append(choice)
     return flex
-
-
-def _run_picks(
-    hand: Counter[Card], meld: Meld, wild_rank: Rank, options: Options, budget: Budget
-) -> list[Counter[Card]]:
-    """Every pick of cards of ``hand`` that the run ``meld`` takes on its own, in
-    the plain search's order (naturals by subsets, then wild-rank cards, then
-    jokers).  A run takes at most one card of each natural code; wild-rank
-    cards and jokers are interchangeable as wilds, so only their number is
-    chosen (with ``max_wilds_per_meld`` also which wild-rank card, as it may
-    play as itself).
-
-    Three shortcuts leave the list as it was: a natural of a rank the run holds
-    as a natural never fits; naturals whose span the run's cards and every wild
-    cannot cover do not fit; and a laid-off joker always fits once the rest
-    does (it rides on the meld), so past the first number of jokers that fits
-    every larger one does.
-    """
-    one = options.max_wilds_per_meld is not None
-    suit = next((c.id & 3 for c in meld.cards if not c.is_joker and c.rank != wild_rank), None)
-    held = {c.id >> 2 for c in meld.cards if not c.is_joker and c.rank != wild_rank}
-    found: list[Counter[Card]] = [Counter()]
-    nat = sorted(
-        c
-        for c in hand
-        if not c.is_joker
-        and c.rank != wild_rank
-        and (suit is None or c.id & 3 == suit)
-        and c.id >> 2 not in held
-    )
-    wrs = sorted(c for c in hand if c.rank == wild_rank)
-    n_jk = hand[JOKER]
-    room = 13 - len(meld.cards)
-    pool = [c for c in wrs for _ in range(hand[c])]
-    wild_picks: list[list[Card]]
-    if one:  # one wild-rank card as itself, one as the wild: at most two
-        wild_picks = [[]] + [[c] for c in wrs]
-        wild_picks += [list(p) for p in sorted(set(combinations(pool, 2)))]
-    else:
-        wild_picks = [pool[:k] for k in range(min(len(pool), room) + 1)]
-    stand_in = [JOKER] * (n_jk + len(pool))
-    span_ok = _Span(held, len(meld.cards) + len(stand_in), options.aces is Aces.HIGH_OR_LOW)
-    budget.spend(1 << len(nat))
-    for counts in product(*((0, 1) for _ in nat)):
-        naturals = [c for c, k in zip(nat, counts, strict=True) if k]
-        if naturals:
-            if not span_ok(naturals):
-                continue
-            # jokers are the most welcome cards: if these naturals do not
-            # fit even with every wild standing in as a joker, skip them
-            budget.spend(1)
-            if extend_meld(meld, naturals + stand_in, wild_rank, options) is None:
-                continue
-        for wild in wild_picks:
-            for j in range(n_jk + 1):
-                picked = naturals + wild + [JOKER] * j
-                if not picked:
-                    continue
-                budget.spend(1)
-                if extend_meld(meld, picked, wild_rank, options) is not None:
-                    found += [Counter(picked + [JOKER] * more) for more in range(n_jk - j + 1)]
-                    break
-    return found
-
-
-class _Span:
-    """A test that naturals (ranks new to the run) could fit it with every wild:
-    one suit, and the run's natural ranks and theirs span at most as many
-    places as there would be cards (and 13); no shortcut when aces may be high."""
-
-    __slots__ = ("held", "cards", "off")
-
-    def __init__(self, held: set[int], cards: int, off: bool) -> None:
-        self.held = held
-        self.cards = cards
-        self.off = off  # aces may be high: no shortcut
-
-    def __call__(self, naturals: list[Card]) -> bool:
-        if self.off:
-            return True
-        if len({c.id & 3 for c in naturals}) > 1:
-            return False
-        rs = [c.id >> 2 for c in naturals]
-        lo = min(min(rs), min(self.held, default=13))
-        hi = max(max(rs), max(self.held, default=-1))
-        return hi - lo + 1 <= min(13, self.cards + len(naturals))

@@ -1,4 +1,7 @@
-"""The search behind :mod:`service.engine.solver` (internal).
+"""The hand solver's search, in Python: the reference that the C extension
+(``_solver_native.c``) ports state for state, and what runs where the C does
+not (see :mod:`service.engine.solver_switch`); :mod:`service.engine.solver_search`
+is its entry.
 
 Natural cards are a multiset packed into one int, four bits per card id
 (``count << 4 * id``), so "the lowest remaining card" is a bit trick and a
@@ -19,28 +22,12 @@ rank) when it holds a wild-rank card or ``all_wild_melds`` is on.
 Mode ``one`` (``max_wilds_per_meld`` 1): wild-rank cards are natural cards
 that may instead be *designated* wild; the wild balance may go negative while
 enough wild-rank cards remain to designate.
-
-:func:`solve_free` and :func:`solve_one` (and :func:`solve_free_each` and
-:func:`solve_one_each`, several searches at once) run the same
-search in C when the optional extension :mod:`service.engine._solver_native`
-is built (a port of this module's search, state for state, so both give the
-same plan; a whole solve of a hand is about four times faster with it), else
-the Python here.
-The C takes at most ``MAX_CARDS`` (32) cards and as many wilds, twice any
-hand; larger inputs go to the Python.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import product
-from types import ModuleType
-
-native: ModuleType | None
-try:
-    from service.engine import _solver_native as native
-except ImportError:  # installed without a C compiler: the Python search below
-    native = None
 
 INF = 1 << 30
 # A plan step: (natural ids of the meld, wilds it needs, "set" or "run"),
@@ -208,108 +195,6 @@ def _most(rem: int, wl: int, wr_shift: int) -> int:
     return wl + (w & 15) + (w >> 4 & 15) + (w >> 8 & 15) + (w >> 12)
 
 
-def solve_free(
-    ids: Sequence[int],
-    wilds: int,
-    pts: Sequence[int],
-    cheap: Sequence[int],
-    allwild_ok: bool,
-    high: bool,
-) -> Result:
-    """Mode free, over the natural cards ``ids`` and ``wilds`` wilds.
-    ``pts[id]``: a natural card's cost in deadwood; ``cheap[d]``: cost of the
-    ``d`` cheapest wilds left in deadwood.
-
-    AC 2C 3C and 6C (ids 0, 4, 8, 20), one wild, every card costing 1: the
-    run, 6C left in deadwood, the wild left over for a meld with room (cap):
-
-    >>> res = solve_free([0, 4, 8, 20], 1, [1] * 53, [0, 10], False, False)
-    >>> res.value, res.melds, res.leftover, res.cap
-    (1, [((0, 4, 8), 0, 'run')], 1, 1)
-    """
-    if native is not None and max(len(ids), wilds) <= native.MAX_CARDS:
-        return _result(native.solve_free(ids, wilds, pts, cheap, allwild_ok, high))
-    return _search_free(pack(ids), wilds, pts, cheap, allwild_ok, high)
-
-
-def solve_one(
-    ids: Sequence[int], jokers: int, wr_base: int, pts: Sequence[int], leaf: LeafCosts, high: bool
-) -> Result:
-    """Mode one, over the natural cards ``ids`` (wild-rank cards included) and
-    ``jokers``; ``wr_base``: the id of the wild rank's first card."""
-    if native is not None and max(len(ids), jokers) <= native.MAX_CARDS:
-        return _result(native.solve_one(ids, jokers, wr_base, pts, leaf, high), wr_base << 2)
-    return _search_one(pack(ids), jokers, wr_base, pts, leaf, high)
-
-
-def solve_free_each(
-    ids: Sequence[int],
-    wilds: int,
-    pts: Sequence[int],
-    cheap: Sequence[int],
-    allwild_ok: bool,
-    high: bool,
-    drops: Sequence[int],
-) -> list[Result]:
-    """``solve_free(ids less one copy of d, ...)`` for each ``d`` of ``drops`` (ids
-    among ``ids``): in C, one call whose searches share their memo.
-
-    >>> found = solve_free_each([0, 4, 8, 12], 0, [1] * 53, [0], False, False, [0, 4])
-    >>> [res.value for res in found]
-    [0, 3]
-    """
-    if native is not None and max(len(ids), wilds) <= native.MAX_CARDS:
-        found = native.solve_free_each(ids, wilds, pts, cheap, allwild_ok, high, drops)
-        return [_result(one) for one in found]
-    return [
-        _search_free(pack(ids) - (1 << (d << 2)), wilds, pts, cheap, allwild_ok, high)
-        for d in _checked_drops(ids, drops, None)
-    ]
-
-
-def solve_one_each(
-    ids: Sequence[int],
-    jokers: int,
-    wr_base: int,
-    pts: Sequence[int],
-    leaf: LeafCosts,
-    high: bool,
-    drops: Sequence[int],
-) -> list[Result]:
-    """``solve_one(ids less one copy of d, ...)`` for each ``d`` of ``drops`` (ids
-    among ``ids``, not of the wild rank: dropping one would change how many
-    wilds the search may designate)."""
-    if native is not None and max(len(ids), jokers) <= native.MAX_CARDS:
-        found = native.solve_one_each(ids, jokers, wr_base, pts, leaf, high, drops)
-        return [_result(one, wr_base << 2) for one in found]
-    return [
-        _search_one(pack(ids) - (1 << (d << 2)), jokers, wr_base, pts, leaf, high)
-        for d in _checked_drops(ids, drops, wr_base)
-    ]
-
-
-def _checked_drops(ids: Sequence[int], drops: Sequence[int], wr_base: int | None) -> list[int]:
-    """``drops``, refused as the C refuses them."""
-    for d in drops:
-        if d not in ids or (wr_base is not None and wr_base <= d < wr_base + 4):
-            raise ValueError("a drop must be one of the ids, not of the wild rank")
-    return list(drops)
-
-
-def _result(found: tuple[int, list[Step], int, int], wr_shift: int = 0) -> Result:
-    """A :class:`Result` from the C search's (value, steps, leftover, cap); mode one
-    passes the shift of its wild rank's field (``wr_base << 2``)."""
-    res = Result()
-    res.wr_shift = wr_shift
-    res.value, steps, res.leftover, res.cap = found
-    for step in steps:
-        if step[2] == "designate":
-            res.designated.append(step[0][0])
-        else:
-            res.melds.append(step)
-    return res
-
-
 def leaf_cost(leaf: LeafCosts, wl: int, cap: int) -> int:
     """Mode one: the cost of ``wl`` leftover wilds when melds have room for ``cap``."""
     d = wl - cap
@@ -319,7 +204,7 @@ def leaf_cost(leaf: LeafCosts, wl: int, cap: int) -> int:
     return min(INF, min(d, jokers) * joker_cost + max(0, d - jokers - slots) * wr_cost)
 
 
-def _search_free(
+def search_free(
     rem0: int,
     wilds: int,
     pts: Sequence[int],
@@ -327,7 +212,8 @@ def _search_free(
     allwild_ok: bool,
     high: bool,
 ) -> Result:
-    """:func:`solve_free` in Python, ``rem0`` packed."""
+    """Mode free over the packed natural cards ``rem0`` (see
+    :func:`service.engine.solver_search.solve_free`)."""
     capmax = wilds
     memo: Memo = {}
 
@@ -399,10 +285,11 @@ def _search_free(
     return res
 
 
-def _search_one(
+def search_one(
     rem0: int, jokers: int, wr_base: int, pts: Sequence[int], leaf: LeafCosts, high: bool
 ) -> Result:
-    """:func:`solve_one` in Python, ``rem0`` packed."""
+    """Mode one over the packed natural cards ``rem0`` (see
+    :func:`service.engine.solver_search.solve_one`)."""
     wr_shift = wr_base << 2
     capmax = jokers + sum((rem0 >> ((wr_base + k) << 2)) & 15 for k in range(4))
     memo: Memo = {}
@@ -481,5 +368,5 @@ def _search_one(
     res.value = f(rem0, jokers, 0, 0)
     if res.value < INF:
         _trace(res, memo, (rem0, jokers, 0, 0), True)
-    memo.clear()  # as in _search_free
+    memo.clear()  # as in search_free
     return res

@@ -1,0 +1,50 @@
+"""The one switch between the hand solver's C extension and its Python.
+
+The C (``service/engine/_solver_native.c``, built by ``make install`` where
+there is a compiler) is a port of the Python search of
+:mod:`service.engine.solver_python`, state for state; in mode free without
+table melds it also prepares a whole hand and turns its plan into cards as
+:mod:`service.engine.solver_hand` and :mod:`service.engine.solver_plan` do.
+Every part of the solver asks here which one runs: :func:`c_search` for one
+search, :func:`c_hands` for a whole hand.  Where the C does not go -- no
+extension built, more cards than it takes (``MAX_CARDS``, twice any hand), or
+a whole hand in mode one -- the Python answers, with the same answers
+(``tests/engine/test_solver_native.py`` holds the two to that).
+
+>>> c_search(10**6) is None  # past what the C takes: the Python
+True
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from service.engine.options import Options
+
+EXTENSION: ModuleType | None
+"""The C extension, or None when it was not built (the Python runs everywhere)."""
+try:
+    from service.engine import _solver_native as EXTENSION
+except ImportError:  # installed without a C compiler
+    EXTENSION = None
+
+WHOLE_HANDS = True
+"""Whether the C, when built, also does whole hands (:func:`c_hands`).  Tests
+turn it off to compare with the Python turning the C search's plans into cards."""
+
+
+def c_search(size: int) -> ModuleType | None:
+    """The extension for a search over ``size`` cards (and as many wilds at most),
+    or None: the Python searches."""
+    extension = EXTENSION
+    if extension is None or size > extension.MAX_CARDS:
+        return None
+    return extension
+
+
+def c_hands(size: int, options: Options) -> ModuleType | None:
+    """The extension to arrange a whole hand of ``size`` cards without table
+    melds under ``options`` (mode free only), or None: the Python does it."""
+    if not WHOLE_HANDS or options.max_wilds_per_meld is not None:
+        return None
+    return c_search(size)
