@@ -8,8 +8,7 @@ PORT   ?= 8000
 
 .PHONY: install run test lint format typecheck bench bench-bots bench-http bench-report openapi docs soak clean
 
-$(STAMP): pyproject.toml setup.py service/engine/_solver_native.c $(wildcard service/engine/*.py) \
-		service/games.py service/tokens.py service/record_format.py service/bot_turns.py
+$(STAMP): pyproject.toml setup.py service/engine/_solver_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)

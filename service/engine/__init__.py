@@ -1,6 +1,6 @@
 """The Three Thirteen engine: cards, rules, moves, the game state and its
 transitions, the hand solver, views and the stored form of a state.  No
-Flask, no Redis: plain Python (compiled with mypyc where it can be).
+Flask, no Redis: plain Python (the hand solver's search also in C, where built).
 
 Other layers import what they use from here::
 

@@ -126,15 +126,6 @@ class Card:
         object.__setattr__(self, "code", _code(self.id))
         object.__setattr__(self, "char", CARD_CHARS[self.id])
 
-    # Equality and hash written out, as @dataclass would make them (same values,
-    # so sets of cards iterate as they always did): compiled with mypyc, the
-    # class would otherwise get no hash at all.
-    def __eq__(self, other: object) -> bool:
-        return self.id == other.id if type(other) is Card else NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.id,))
-
     @classmethod
     def of(cls, rank: Rank, suit: Suit) -> Card:
         """The card of a rank and suit."""

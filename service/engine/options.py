@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mypy_extensions import mypyc_attr
 
 from service.engine.errors import InvalidOptionError
 
@@ -40,15 +39,9 @@ class RoundOrder(enum.Enum):
     UP_DOWN = "up_down"
 
 
-@mypyc_attr(native_class=False)  # compiled, it keeps its instance __dict__ for the caches
 @dataclass(frozen=True)
 class Options:
-    """Every rule variant of RULES.md section 7; the defaults are ``classic``.
-
-    Options key the solver's and the views' memos, so an instance keeps its hash
-    and its JSON form once computed (frozen, so they never go stale; no
-    ``__slots__``, so there is room to keep them: in the instance's ``__dict__``
-    by hand, as ``functools.cached_property`` does not cache once compiled)."""
+    """Every rule variant of RULES.md section 7; the defaults are ``classic``."""
 
     aces: Aces = Aces.LOW
     face_card_points: FaceCardPoints = FaceCardPoints.TEN
@@ -94,21 +87,11 @@ class Options:
         >>> Options().to_dict()["aces"]
         'low'
         """
-        form: dict[str, Any] | None = self.__dict__.get("_json_form")
-        if form is None:
-            form = {}
-            for f in dataclasses.fields(self):
-                value = getattr(self, f.name)
-                form[f.name] = value.value if isinstance(value, enum.Enum) else value
-            object.__setattr__(self, "_json_form", form)
-        return dict(form)
-
-    def __hash__(self) -> int:  # kept by @dataclass: it only adds one when none is defined
-        found: int | None = self.__dict__.get("_hash")
-        if found is None:
-            found = hash(dataclasses.astuple(self))
-            object.__setattr__(self, "_hash", found)
-        return found
+        form: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            form[f.name] = value.value if isinstance(value, enum.Enum) else value
+        return form
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,8 +53,7 @@ class State:
     seed: str
     totals: list[int]
     round: Round | None = None
-    # a lambda, not the class: compiled with mypyc, a class given as the factory is not called
-    results: ResultLog = field(default_factory=lambda: ResultLog())
+    results: ResultLog = field(default_factory=ResultLog)
     winners: list[int] = field(default_factory=list)
 
     @classmethod
