@@ -11,7 +11,6 @@ from marshmallow import Schema, fields, validate
 
 from service import bots
 from service.api import schemas
-from service.api.answers import Answer
 from service.api.blueprint import Blueprint
 from service.api.context import store
 from service.api.games import ERRORS_PLAYER, ERRORS_READ, _document_errors
@@ -22,11 +21,11 @@ from service.api.persistence import (
     change,
     current,
     events_payload,
-    json_response,
     require_seat,
     snapshot,
     unauthorized,
 )
+from service.api.responses import json_response
 from service.engine.records import Event
 from service.fairplay import build_replay, claim_reserved, rematch_record, set_autopilot
 from service.games import GameRecord
@@ -71,7 +70,7 @@ class ReplayOut(Schema):
     winners = fields.List(fields.Integer())
 
 
-def _seat_change(game_id: str, level: str | None) -> Answer:
+def _seat_change(game_id: str, level: str | None) -> Response:
     if bearer_token() is None:
         raise unauthorized("send Authorization: Bearer <token> for your seat")
 
@@ -95,14 +94,14 @@ class Autopilot(MethodView):
         The bot plays your turns (at once, if it is your turn) until you take
         the seat back. Your token stays valid.
         """
-        return _seat_change(game_id, body["level"]).response()
+        return _seat_change(game_id, body["level"])
 
     @blp.doc(operationId="stopAutopilot", security=[{"bearer": []}])
     @blp.response(200, schemas.PlayerView)
     @_document_errors(blp, ERRORS_PLAYER)
     def delete(self, game_id: str) -> Response:
         """Take your seat back from the bot"""
-        return _seat_change(game_id, None).response()
+        return _seat_change(game_id, None)
 
 
 class RematchOut(schemas.JoinOut):
@@ -142,7 +141,7 @@ class Rematch(MethodView):
             location = url_for("games.Game", game_id=record.id)
             return Outcome(events, build, {"Location": location})
 
-        return change(new_id, claim).response()
+        return change(new_id, claim)
 
 
 def _rematch_id(game_id: str) -> str:

@@ -25,12 +25,12 @@ from service.api.persistence import (
     current,
     events_payload,
     idempotency,
-    json_response,
     replay,
     require_seat,
     saved_answer,
     snapshot,
 )
+from service.api.responses import json_response
 from service.creation import create_record
 from service.games import GameRecord
 from service.store import GameExists
@@ -139,7 +139,7 @@ def _replay_creation(idem: Idempotency, raw: bytes) -> Response:
         events = [(e.encode(), seat) for e, seat in saved["events"]]
         # a game being created has no results yet (a format 1 document holds its own)
         _create_recorded(GameRecord.from_bytes(doc, b"[]"), doc, events)
-    return replay(idem, fingerprint, raw).response()
+    return replay(idem, fingerprint, raw)
 
 
 def _create_recorded(
@@ -166,7 +166,7 @@ class Game(MethodView):
         Everything a spectator may see: no card held in any hand, nothing about
         the stock's order. Supports `If-None-Match` (304).
         """
-        return handlers.public_view(game_id).response()
+        return handlers.public_view(game_id)
 
 
 @blp.route("/<game_id:game_id>/view")
@@ -181,7 +181,7 @@ class PlayerViewResource(MethodView):
         The public view plus the seat's hand, its legal moves and the best
         arrangement of its hand. Needs the seat's bearer token.
         """
-        return handlers.player_view(game_id).response()
+        return handlers.player_view(game_id)
 
 
 @blp.route("/<game_id:game_id>/players")
@@ -212,7 +212,7 @@ class Players(MethodView):
 
             return Outcome(events, build)
 
-        return change(game_id, join).response()
+        return change(game_id, join)
 
 
 MOVE_BODY = {
@@ -244,7 +244,7 @@ class Moves(MethodView):
         `If-Match: "<version>"` to act only on the version you saw, and
         `Idempotency-Key` to make retries safe. Answers with your new view.
         """
-        return handlers.make_move(game_id).response()
+        return handlers.make_move(game_id)
 
 
 @blp.route("/<game_id:game_id>/events")

@@ -1,4 +1,4 @@
-"""Flask-free handlers returning an :class:`~service.api.answers.Answer`,
+"""Flask-free handlers returning a ``Response``,
 called by the Flask views (:mod:`service.api.games`) and by the fast lane
 (:mod:`service.api.fastlane`): the public view, a seat's view and moves, with
 the parsing of a move's body.
@@ -13,10 +13,10 @@ import time
 from functools import lru_cache
 
 import orjson
+from flask import Response
 from marshmallow import ValidationError
 
 from service.api import metrics, schemas
-from service.api.answers import Answer, json_answer, raw_json_answer
 from service.api.context import call, store
 from service.api.media import require_json
 from service.api.persistence import (
@@ -31,6 +31,7 @@ from service.api.persistence import (
     unauthorized,
 )
 from service.api.problems import ApiError
+from service.api.responses import json_response
 from service.engine.moves import Move
 from service.games import GameRecord
 from service.record_format import saved_public_view, seat_part_for, with_seat_part
@@ -38,7 +39,7 @@ from service.store import GameNotFound
 from service.tokens import hash_token
 
 
-def public_view(game_id: str) -> Answer:
+def public_view(game_id: str) -> Response:
     """``GET /v1/games/{id}``: the public view saved with the last change.
 
     A conditional GET (a client polling) first reads only the version: a 304
@@ -66,10 +67,10 @@ def public_view(game_id: str) -> Answer:
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged
-    return raw_json_answer(public, version=version)
+    return json_response(orjson.Fragment(public), version=version)
 
 
-def player_view(game_id: str) -> Answer:
+def player_view(game_id: str) -> Response:
     """``GET /v1/games/{id}/view``: the view of the seat holding the token (the
     public view saved with the game, plus the seat's part saved beside it).
 
@@ -89,22 +90,22 @@ def player_view(game_id: str) -> Answer:
             if unchanged is not None:
                 return unchanged
             text = with_seat_part(saved_public_view(public, results), part)
-            return raw_json_answer(text, version=version)
+            return json_response(orjson.Fragment(text), version=version)
     return _player_view_from_document(game_id)
 
 
-def _player_view_from_document(game_id: str) -> Answer:
+def _player_view_from_document(game_id: str) -> Response:
     version, record, public = current_with_public(game_id)
     seat = require_seat(record)
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged
     if not public:
-        return json_answer(record.view(version, seat), version=version)
-    return raw_json_answer(record.seat_view_json(public, seat), version=version)
+        return json_response(record.view(version, seat), version=version)
+    return json_response(orjson.Fragment(record.seat_view_json(public, seat)), version=version)
 
 
-def make_move(game_id: str) -> Answer:
+def make_move(game_id: str) -> Response:
     """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
     this_call = call()
     if this_call.services.count_move is not None:  # rate limits on: every attempt counts

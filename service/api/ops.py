@@ -15,8 +15,8 @@ from swagger_ui_bundle import swagger_ui_path
 from service.api import metrics, schemas
 from service.api.blueprint import Blueprint as ApiBlueprint
 from service.api.context import store
-from service.api.persistence import json_response
 from service.api.problems import RETRY_AFTER_SECONDS, problem
+from service.api.responses import json_response
 from service.store.shutdown import shutting_down
 
 blp = ApiBlueprint("ops", __name__, description="Health, readiness and metrics")

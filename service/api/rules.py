@@ -11,7 +11,7 @@ from flask.views import MethodView
 from service import bots
 from service.api import schemas
 from service.api.blueprint import Blueprint
-from service.api.persistence import json_response
+from service.api.responses import json_response
 from service.engine.cards import Card, Rank, parse_cards
 from service.engine.errors import InvalidMeldsError, InvalidOptionError, MalformedError
 from service.engine.melds import classify_meld
