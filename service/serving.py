@@ -63,12 +63,10 @@ def problem_response(status: int, reason: str, message: str) -> bytes:
     detail = message[:DETAIL_CHARS] or (
         "internal error; it has been logged" if status >= 500 else problems.CODES[code][1]
     )
-    status, body = problems.problem_payload(code, detail, status=status)
-    head = (
-        f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
-        f"Content-Type: {problems.PROBLEM_JSON}\r\nContent-Length: {len(body)}\r\n\r\n"
-    )
-    return head.encode("latin-1") + body
+    response = problems.problem(code, detail, status=status)
+    head = f"HTTP/1.1 {response.status_code} {reason}\r\nConnection: close\r\n"
+    head += "".join(f"{name}: {value}\r\n" for name, value in response.headers.items())
+    return (head + "\r\n").encode("latin-1") + response.get_data()
 
 
 def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:

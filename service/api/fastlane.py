@@ -29,7 +29,8 @@ from flask import Response
 
 from service.api import handlers, problems
 from service.api.context import CALL_KEY, Call, Services
-from service.api.middleware import ROUTE_KEY, StartResponse, WSGIApp
+from service.api.metrics import ROUTE_KEY
+from service.api.middleware import StartResponse, WSGIApp
 from service.tokens import GAME_ID_PATTERN
 
 Handler = Callable[[str], Response]

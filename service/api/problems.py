@@ -111,20 +111,9 @@ def problem(
     headers: dict[str, str] | None = None,
     **extra: Any,
 ) -> Response:
-    """A problem+json response for ``code``."""
-    status, payload = problem_payload(code, detail, status=status, **extra)
-    response = Response(payload, status=status, mimetype=PROBLEM_JSON)
-    for name, value in (headers or {}).items():
-        response.headers[name] = value
-    return response
-
-
-def problem_payload(
-    code: str, detail: str, *, status: int | None = None, **extra: Any
-) -> tuple[int, bytes]:
-    """The status and JSON body of the problem for ``code`` (counted in the metrics):
-    what :func:`problem` answers, and what the server writes for requests it
-    cannot parse (``service.serving``)."""
+    """The problem+json response for ``code`` (counted in the metrics): what every
+    error answer is, including those the server writes for requests it cannot
+    parse (:mod:`service.serving`)."""
     default_status, title = CODES.get(code, (status or 500, code.replace("_", " ").title()))
     status = status or default_status
     body = {
@@ -137,7 +126,11 @@ def problem_payload(
     }
     metrics.ERRORS.labels(code).inc()
     # OPT_NON_STR_KEYS: marshmallow keys errors of list items by index (an int)
-    return status, orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    payload = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    response = Response(payload, status=status, mimetype=PROBLEM_JSON)
+    if headers:
+        response.headers.extend(headers)
+    return response
 
 
 def _field_errors(exc: engine.EngineError) -> dict[str, Any]:
