@@ -107,14 +107,8 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         MAX_CONTENT_LENGTH=config.max_body_bytes,
         JSON_SORT_KEYS=False,
     )
-    move_limit = limits.move_limiter(config)
-    auth_limit = limits.auth_failure_limiter(config)
-    services = Services(
-        config,
-        store or GameStore.from_config(config),
-        move_limit.check if move_limit is not None else None,
-        auth_limit.check_failed_auth if auth_limit is not None else None,
-    )
+    rate_limits = limits.RateLimits.from_config(config)
+    services = Services(config, store or GameStore.from_config(config), rate_limits)
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter
     api = ProblemApi(app)
@@ -127,8 +121,9 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     api.register_blueprint(ops.blp)
     app.register_blueprint(ops.docs_blp)
     problems.register(app)
-    limits.install(app, config)
     metrics.install(app)
+    if rate_limits is not None:
+        limits.install(app, rate_limits)
 
     if config.fast_lane:
         app.wsgi_app = FastLane(app.wsgi_app, services)  # type: ignore[method-assign]

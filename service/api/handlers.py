@@ -108,9 +108,10 @@ def _player_view_from_document(game_id: str) -> Response:
 def make_move(game_id: str) -> Response:
     """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
     this_call = call()
-    if this_call.services.count_move is not None:  # rate limits on: every attempt counts
-        this_call.services.count_move(this_call)
-    if bearer_token() is None:
+    token = bearer_token(this_call)
+    if this_call.services.limits is not None:  # rate limits on: every attempt counts
+        this_call.services.limits.count_move(token, this_call.environ)
+    if token is None:
         raise unauthorized("send Authorization: Bearer <token> for your seat")
     move = _parse_move()
 

@@ -52,8 +52,8 @@ def unauthorized(detail: str) -> ApiError:
     """The 401 to raise; counted against the client's address first, so that an
     address sending bogus tokens is answered 429 once over its limit."""
     current = call()
-    if current.services.count_auth_failure is not None:
-        current.services.count_auth_failure(current)  # raises 429 over the limit
+    if current.services.limits is not None:
+        current.services.limits.count_auth_failure(current.environ)  # 429 over the limit
     return ApiError("UNAUTHORIZED", detail, headers={"WWW-Authenticate": 'Bearer realm="games"'})
 
 
