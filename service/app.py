@@ -9,7 +9,16 @@ from flask_smorest import Api
 from werkzeug.routing import BaseConverter
 
 from service import logs
-from service.api import fairplay, games, limits, metrics, ops, problems, rules, schemas
+from service.api import (
+    fairplay_routes,
+    game_routes,
+    limits,
+    metrics,
+    ops_routes,
+    problems,
+    rules_routes,
+    schemas,
+)
 from service.api.context import Services
 from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
@@ -102,7 +111,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         API_TITLE="Three Thirteen",
         API_VERSION=API_VERSION,
         OPENAPI_VERSION="3.0.3",
-        OPENAPI_URL_PREFIX=None,  # /openapi.json is served by service.api.ops
+        OPENAPI_URL_PREFIX=None,  # /openapi.json is served by service.api.ops_routes
         API_SPEC_OPTIONS=_spec_options(),
         MAX_CONTENT_LENGTH=config.max_body_bytes,
         JSON_SORT_KEYS=False,
@@ -115,11 +124,11 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     app.extensions["t13_spec"] = api.spec
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
     _register_move_schema(api)
-    api.register_blueprint(games.blp)
-    api.register_blueprint(fairplay.blp)
-    api.register_blueprint(rules.blp)
-    api.register_blueprint(ops.blp)
-    app.register_blueprint(ops.docs_blp)
+    api.register_blueprint(game_routes.blp)
+    api.register_blueprint(fairplay_routes.blp)
+    api.register_blueprint(rules_routes.blp)
+    api.register_blueprint(ops_routes.blp)
+    app.register_blueprint(ops_routes.docs_blp)
     problems.register(app)
     metrics.install(app)
     if rate_limits is not None:

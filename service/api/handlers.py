@@ -1,5 +1,5 @@
 """Flask-free handlers returning a ``Response``,
-called by the Flask views (:mod:`service.api.games`) and by the fast lane
+called by the Flask views (:mod:`service.api.game_routes`) and by the fast lane
 (:mod:`service.api.fastlane`): the public view, a seat's view and moves, with
 the parsing of a move's body.
 

@@ -13,7 +13,7 @@ from service import bots
 from service.api import schemas
 from service.api.blueprint import Blueprint
 from service.api.context import store
-from service.api.games import ERRORS_PLAYER, ERRORS_READ, _document_errors
+from service.api.game_routes import ERRORS_PLAYER, ERRORS_READ, _document_errors
 from service.api.persistence import (
     MAX_ATTEMPTS,
     Outcome,
