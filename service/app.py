@@ -17,11 +17,11 @@ from service.api import (
     ops_routes,
     problems,
     rules_routes,
-    schemas,
 )
 from service.api.context import Services
 from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
+from service.api.schemas import moves, outputs
 from service.config import Config
 from service.record_format import set_write_format
 from service.store import GameStore
@@ -58,9 +58,9 @@ def _spec_options() -> dict[str, object]:
 def _register_move_schema(api: Api) -> None:
     """The move body: a ``oneOf`` discriminated by ``type``."""
     for name, schema in (
-        ("DrawMove", schemas.DrawMove),
-        ("DiscardMove", schemas.DiscardMove),
-        ("GoOutMove", schemas.GoOutMove),
+        ("DrawMove", moves.DrawMove),
+        ("DiscardMove", moves.DiscardMove),
+        ("GoOutMove", moves.GoOutMove),
     ):
         api.spec.components.schema(name, schema=schema)
     refs = {
@@ -83,7 +83,7 @@ def _register_move_schema(api: Api) -> None:
 class ProblemApi(Api):  # type: ignore[misc]
     """flask-smorest's Api with error responses documented as problem+json."""
 
-    ERROR_SCHEMA = schemas.Problem
+    ERROR_SCHEMA = outputs.Problem
 
     def _register_responses(self) -> None:
         # flask-smorest registers its stock error responses with the default

@@ -10,13 +10,11 @@ Flask's ``request`` nor a blueprint is needed here.
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 
 import orjson
 from flask import Response
-from marshmallow import ValidationError
 
-from service.api import metrics, schemas
+from service.api import metrics
 from service.api.context import call, store
 from service.api.media import require_json
 from service.api.persistence import (
@@ -30,9 +28,8 @@ from service.api.persistence import (
     require_seat,
     unauthorized,
 )
-from service.api.problems import ApiError
 from service.api.responses import json_response
-from service.engine.moves import Move
+from service.api.schemas.moves import load_move
 from service.games import GameRecord
 from service.record_format import saved_public_view, seat_part_for, with_seat_part
 from service.store import GameNotFound
@@ -113,7 +110,8 @@ def make_move(game_id: str) -> Response:
         this_call.services.limits.count_move(token, this_call.environ)
     if token is None:
         raise unauthorized("send Authorization: Bearer <token> for your seat")
-    move = _parse_move()
+    require_json(this_call.environ.get("CONTENT_TYPE"), len(this_call.body()))
+    move = load_move(this_call.body())
 
     def play(version: int, record: GameRecord) -> Outcome:
         seat = require_seat(record)
@@ -128,59 +126,3 @@ def make_move(game_id: str) -> Response:
         return Outcome(events, seat=seat, committed=count)
 
     return change(game_id, play, conditional=True)
-
-
-# -- moves: the body of POST /v1/games/{id}/moves ----------------------------------
-
-MOVE_LOADERS = {kind: schema() for kind, schema in schemas.MOVE_SCHEMAS.items()}
-
-
-MOVE_MEMO_MAX_BODY = 200  # bytes; a move is far shorter unless it lists melds
-
-
-def _parse_move() -> Move:
-    """The request's move, validated by its schema (422 when invalid; 415 when
-    the body is not declared as JSON).
-
-    Clients send the same few bodies over and over (``{"type":"draw",...}``,
-    a discard of one of 53 cards), so short bodies found valid are memoized:
-    the schema still decides every body, once."""
-    this_call = call()
-    body = this_call.body()
-    require_json(this_call.environ.get("CONTENT_TYPE"), len(body))
-    if len(body) <= MOVE_MEMO_MAX_BODY:
-        return _parse_short_move(body)
-    return _parse_move_body(body)
-
-
-@lru_cache(maxsize=1024)
-def _parse_short_move(body: bytes) -> Move:
-    return _parse_move_body(body)  # an invalid body raises: nothing is cached
-
-
-def _parse_move_body(body: bytes) -> Move:
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        raise ApiError("INVALID_JSON", "the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise ApiError(
-            "VALIDATION_ERROR",
-            "a move is a JSON object",
-            errors={"_schema": ["expected an object"]},
-        )
-    kind = data.get("type")
-    schema = MOVE_LOADERS.get(kind) if isinstance(kind, str) else None
-    if schema is None:
-        raise ApiError(
-            "VALIDATION_ERROR",
-            "unknown move type; expected draw, discard or go_out",
-            errors={"type": ["must be one of: draw, discard, go_out"]},
-        )
-    try:
-        schema.load(data)
-    except ValidationError as exc:
-        raise ApiError(
-            "VALIDATION_ERROR", "some fields are invalid; see errors", errors=exc.messages
-        ) from None
-    return Move.from_dict(data)

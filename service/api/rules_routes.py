@@ -9,9 +9,9 @@ from flask import Response
 from flask.views import MethodView
 
 from service import bots
-from service.api import schemas
 from service.api.blueprint import Blueprint
 from service.api.responses import json_response
+from service.api.schemas import inputs, outputs
 from service.engine.cards import Card, Rank, parse_cards
 from service.engine.errors import InvalidMeldsError, InvalidOptionError, MalformedError
 from service.engine.melds import classify_meld
@@ -31,11 +31,11 @@ blp = Blueprint("rules", __name__, url_prefix="/v1", description="Rules and hand
 
 @blp.route("/hands/evaluate")
 class Evaluate(MethodView):
-    @blp.arguments(schemas.EvaluateIn)
-    @blp.response(200, schemas.EvaluateOut)
+    @blp.arguments(inputs.EvaluateIn)
+    @blp.response(200, outputs.EvaluateOut)
     @blp.alt_response(
         422,
-        schema=schemas.Problem,
+        schema=outputs.Problem,
         description="Invalid cards or options",
         content_type="application/problem+json",
     )
@@ -102,7 +102,7 @@ def _check_copies(cards: list[Card], table: list[Card], options: Options) -> Non
 @blp.route("/rulesets")
 class Rulesets(MethodView):
     @blp.doc(operationId="listRulesets")
-    @blp.response(200, schemas.RulesetsOut)
+    @blp.response(200, outputs.RulesetsOut)
     def get(self) -> Response:
         """Presets, options and bot levels
 
