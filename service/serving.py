@@ -37,16 +37,6 @@ from service.config import Config
 StartResponse = Callable[..., Any]
 App = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
-# The API's code for each status gunicorn answers with by itself.
-GUNICORN_CODES = {
-    400: "BAD_REQUEST",
-    408: "REQUEST_TIMEOUT",
-    414: "URI_TOO_LONG",
-    417: "EXPECTATION_FAILED",
-    431: "HEADERS_TOO_LARGE",
-    500: "INTERNAL",
-    501: "NOT_IMPLEMENTED",
-}
 DETAIL_CHARS = 200
 """gunicorn's message (which may quote the request) is cut to this length."""
 
@@ -59,7 +49,7 @@ def problem_response(status: int, reason: str, message: str) -> bytes:
     """
     from service.api import problems  # in the worker, where the app has imported it
 
-    code = GUNICORN_CODES.get(status, "BAD_REQUEST" if status < 500 else "INTERNAL")
+    code = problems.code_for_status(status)
     detail = message[:DETAIL_CHARS] or (
         "internal error; it has been logged" if status >= 500 else problems.CODES[code][1]
     )
