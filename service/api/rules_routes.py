@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from flask import Response
@@ -12,19 +11,14 @@ from service import bots
 from service.api.blueprint import Blueprint
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs
-from service.engine.cards import Card, Rank, parse_cards
-from service.engine.errors import InvalidMeldsError, InvalidOptionError, MalformedError
-from service.engine.melds import classify_meld
+from service.engine.evaluation import evaluate_hand
 from service.engine.rules import (
-    MAX_DECKS,
     OPTION_SPECS,
     PRESET_DESCRIPTIONS,
     PRESETS,
-    Game,
     Options,
     preset,
 )
-from service.engine.solver import bounded_arrangement
 
 blp = Blueprint("rules", __name__, url_prefix="/v1", description="Rules and hand evaluation")
 
@@ -47,56 +41,17 @@ class Evaluate(MethodView):
         rank given directly or by `round` (under the options' schedule).
         """
         options = Options.from_dict(body["options"], base=preset(body["ruleset"]))
-        cards = parse_cards(body["cards"])
-        table_cards = [parse_cards(meld_cards) for meld_cards in body.get("table", [])]
-        _check_copies(cards, [c for meld in table_cards for c in meld], options)
-        if "round" in body:
-            rounds = Game(2, options).rounds
-            if body["round"] > len(rounds):
-                raise InvalidOptionError(f"these options have {len(rounds)} rounds", field="round")
-            wild = rounds[body["round"] - 1].wild_rank
-        else:
-            wild = Rank.parse(body["wild_rank"])
-        table = []
-        for meld_cards in table_cards:
-            meld = classify_meld(meld_cards, wild, options)
-            if meld is None:
-                text = " ".join(c.code for c in meld_cards)
-                raise InvalidMeldsError(f"{text} is not a meld", field="table")
-            table.append(meld)
-        arrangement = bounded_arrangement(cards, wild, options, table)
+        arrangement, wild = evaluate_hand(
+            body["cards"],
+            options,
+            wild_rank=body.get("wild_rank"),
+            round_number=body.get("round"),
+            table=body.get("table", ()),
+        )
         out = arrangement.to_dict()
         out.setdefault("layoffs", [])
         out["wild_rank"] = wild.symbol
         return json_response(out)
-
-
-def _check_copies(cards: list[Card], table: list[Card], options: Options) -> None:
-    """No more copies of a card, nor jokers, in the hand and on the table than the
-    decks of a game with these options hold (``decks``, else the most a game may
-    have)."""
-    decks = options.decks or MAX_DECKS
-    copies = Counter(c for c in cards if not c.is_joker).most_common(1)
-    if copies and copies[0][1] > decks:
-        raise MalformedError(
-            f"{copies[0][0].code} {copies[0][1]} times: a game has at most {decks} decks",
-            field="cards",
-        )
-    copies = Counter(c for c in cards + table if not c.is_joker).most_common(1)
-    if copies and copies[0][1] > decks:
-        raise MalformedError(
-            f"{copies[0][0].code} {copies[0][1]} times in the hand and on the table: "
-            f"a game has at most {decks} decks",
-            field="table",
-        )
-    jokers = sum(c.is_joker for c in cards + table)
-    most = options.jokers_per_deck * decks
-    if jokers > most:
-        raise MalformedError(
-            f"{jokers} jokers: {decks} decks with jokers_per_deck {options.jokers_per_deck} "
-            f"hold {most}",
-            field="cards",
-        )
 
 
 @blp.route("/rulesets")
