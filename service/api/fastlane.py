@@ -11,12 +11,15 @@ the same error mapping (:func:`service.api.problems.answer_for`).  The HTTP
 contract is unchanged; the Flask routes stay (the spec is built from them and
 they answer everything the fast lane passes on).
 
+Handlers answer a werkzeug ``Response`` on either path; the lane starts it
+with werkzeug's own ``Response.__call__``, as Flask would.
+
 Passed on to Flask untouched: every other path or method, and requests
 without a ``Content-Length`` (in ASCII digits) or over ``MAX_BODY_BYTES``; a
 chunked body has been read and sized by the middleware already
 (:mod:`service.api.middleware`), so it comes here with its length.  Moves are rate
-limited by their handler (:class:`service.api.limits.MoveLimiter`), the same
-on either path.  ``FAST_LANE=false`` turns the lane off.
+limited by their handler (:meth:`service.api.limits.RateLimits.count_move`), the
+same on either path.  ``FAST_LANE=false`` turns the lane off.
 """
 
 from __future__ import annotations

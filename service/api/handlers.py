@@ -1,7 +1,6 @@
 """Flask-free handlers returning a ``Response``,
 called by the Flask views (:mod:`service.api.game_routes`) and by the fast lane
-(:mod:`service.api.fastlane`): the public view, a seat's view and moves, with
-the parsing of a move's body.
+(:mod:`service.api.fastlane`): the public view, a seat's view and moves.
 
 Each reads the request through :func:`service.api.context.call`, so neither
 Flask's ``request`` nor a blueprint is needed here.
