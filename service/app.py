@@ -55,31 +55,6 @@ def _spec_options() -> dict[str, object]:
     }
 
 
-def _register_move_schema(api: Api) -> None:
-    """The move body: a ``oneOf`` discriminated by ``type``."""
-    for name, schema in (
-        ("DrawMove", moves.DrawMove),
-        ("DiscardMove", moves.DiscardMove),
-        ("GoOutMove", moves.GoOutMove),
-    ):
-        api.spec.components.schema(name, schema=schema)
-    refs = {
-        kind: f"#/components/schemas/{name}"
-        for kind, name in (
-            ("draw", "DrawMove"),
-            ("discard", "DiscardMove"),
-            ("go_out", "GoOutMove"),
-        )
-    }
-    api.spec.components.schema(
-        "Move",
-        {
-            "oneOf": [{"$ref": ref} for ref in refs.values()],
-            "discriminator": {"propertyName": "type", "mapping": refs},
-        },
-    )
-
-
 class ProblemApi(Api):  # type: ignore[misc]
     """flask-smorest's Api with error responses documented as problem+json."""
 
@@ -123,7 +98,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     api = ProblemApi(app)
     app.extensions["t13_spec"] = api.spec
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
-    _register_move_schema(api)
+    moves.register_spec(api.spec)
     api.register_blueprint(game_routes.blp)
     api.register_blueprint(fairplay_routes.blp)
     api.register_blueprint(rules_routes.blp)

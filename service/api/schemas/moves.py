@@ -2,7 +2,7 @@
 loaded to the engine's :class:`~service.engine.moves.Move` (:func:`load_move`).
 
 The spec documents the body as a ``oneOf`` of the three schemas, discriminated
-by ``type`` (:func:`service.app.create_app` registers it).
+by ``type`` (:func:`register_spec`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from apispec import APISpec
 from marshmallow import Schema, ValidationError, fields, post_load, validate
 
 from service.api.problems import ApiError
@@ -50,6 +51,23 @@ MOVE_SCHEMAS: dict[str, MoveSchema] = {
     "discard": DiscardMove(),
     "go_out": GoOutMove(),
 }
+
+
+def register_spec(spec: APISpec) -> None:
+    """Add the move body to ``spec``: ``Move``, a ``oneOf`` of the three schemas
+    discriminated by ``type``."""
+    refs = {}
+    for kind, schema in MOVE_SCHEMAS.items():
+        name = type(schema).__name__
+        spec.components.schema(name, schema=type(schema))
+        refs[kind] = f"#/components/schemas/{name}"
+    spec.components.schema(
+        "Move",
+        {
+            "oneOf": [{"$ref": ref} for ref in refs.values()],
+            "discriminator": {"propertyName": "type", "mapping": refs},
+        },
+    )
 
 
 def load_move(body: bytes) -> Move:
