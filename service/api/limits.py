@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,14 +204,14 @@ def install(app: Flask, limits: RateLimits) -> None:
 
     Only POSTs to these endpoints consult the storage (a dead storage would
     otherwise hold up any request, /readyz included)."""
-    endpoints: dict[str, Callable[[], tuple[Limit, str]]] = {
-        "games.Games": lambda: (limits.create, by_address(request.environ)),
-        "games.Players": lambda: (limits.join, by_address(request.environ)),
-        "rules.Evaluate": lambda: (limits.evaluate, by_address(request.environ)),
+    endpoints = {
+        "games.Games": limits.create,
+        "games.Players": limits.join,
+        "rules.Evaluate": limits.evaluate,
     }
 
     @app.before_request
     def _count() -> None:
-        counted = endpoints.get(request.endpoint or "")
-        if counted is not None and request.method == "POST":
-            limits.limiter.check(*counted())
+        limit = endpoints.get(request.endpoint or "")
+        if limit is not None and request.method == "POST":
+            limits.limiter.check(limit, by_address(request.environ))
