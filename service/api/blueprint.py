@@ -17,7 +17,7 @@ from webargs import core
 from webargs.flaskparser import FlaskParser
 
 from service.api.media import is_json, require_json
-from service.api.problems import ApiError
+from service.api.problems import PROBLEM_JSON, ApiError
 
 
 class OrjsonParser(FlaskParser):
@@ -40,7 +40,7 @@ ERRORS_READ = {404: "Unknown game", 503: "Storage unavailable"}
 ERRORS_PLAYER = {**ERRORS_READ, 401: "Missing or invalid token"}
 
 
-PROBLEM_CONTENT = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+PROBLEM_CONTENT = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
 
 
 def document_errors(blueprint: Blueprint, codes: dict[int, str]) -> Any:

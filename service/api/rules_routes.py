@@ -8,7 +8,7 @@ from flask import Response
 from flask.views import MethodView
 
 from service import bots
-from service.api.blueprint import Blueprint
+from service.api.blueprint import Blueprint, document_errors
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs
 from service.engine.evaluation import evaluate_hand
@@ -27,12 +27,7 @@ blp = Blueprint("rules", __name__, url_prefix="/v1", description="Rules and hand
 class Evaluate(MethodView):
     @blp.arguments(inputs.EvaluateIn)
     @blp.response(200, outputs.EvaluateOut)
-    @blp.alt_response(
-        422,
-        schema=outputs.Problem,
-        description="Invalid cards or options",
-        content_type="application/problem+json",
-    )
+    @document_errors(blp, {422: "Invalid cards or options"})
     @blp.doc(operationId="evaluateHand")
     def post(self, body: dict[str, Any]) -> Response:
         """Best arrangement of a hand
