@@ -9,10 +9,19 @@ from flask_smorest import Api
 from werkzeug.routing import BaseConverter
 
 from service import logs
-from service.api import fairplay, games, limits, metrics, ops, problems, rules, schemas
+from service.api import (
+    fairplay_routes,
+    game_routes,
+    limits,
+    metrics,
+    ops_routes,
+    problems,
+    rules_routes,
+)
 from service.api.context import Services
 from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
+from service.api.schemas import moves, outputs
 from service.config import Config
 from service.record_format import set_write_format
 from service.store import GameStore
@@ -46,35 +55,10 @@ def _spec_options() -> dict[str, object]:
     }
 
 
-def _register_move_schema(api: Api) -> None:
-    """The move body: a ``oneOf`` discriminated by ``type``."""
-    for name, schema in (
-        ("DrawMove", schemas.DrawMove),
-        ("DiscardMove", schemas.DiscardMove),
-        ("GoOutMove", schemas.GoOutMove),
-    ):
-        api.spec.components.schema(name, schema=schema)
-    refs = {
-        kind: f"#/components/schemas/{name}"
-        for kind, name in (
-            ("draw", "DrawMove"),
-            ("discard", "DiscardMove"),
-            ("go_out", "GoOutMove"),
-        )
-    }
-    api.spec.components.schema(
-        "Move",
-        {
-            "oneOf": [{"$ref": ref} for ref in refs.values()],
-            "discriminator": {"propertyName": "type", "mapping": refs},
-        },
-    )
-
-
 class ProblemApi(Api):  # type: ignore[misc]
     """flask-smorest's Api with error responses documented as problem+json."""
 
-    ERROR_SCHEMA = schemas.Problem
+    ERROR_SCHEMA = outputs.Problem
 
     def _register_responses(self) -> None:
         # flask-smorest registers its stock error responses with the default
@@ -102,33 +86,28 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         API_TITLE="Three Thirteen",
         API_VERSION=API_VERSION,
         OPENAPI_VERSION="3.0.3",
-        OPENAPI_URL_PREFIX=None,  # /openapi.json is served by service.api.ops
+        OPENAPI_URL_PREFIX=None,  # /openapi.json is served by service.api.ops_routes
         API_SPEC_OPTIONS=_spec_options(),
         MAX_CONTENT_LENGTH=config.max_body_bytes,
         JSON_SORT_KEYS=False,
     )
-    move_limit = limits.move_limiter(config)
-    auth_limit = limits.auth_failure_limiter(config)
-    services = Services(
-        config,
-        store or GameStore.from_config(config),
-        move_limit.check if move_limit is not None else None,
-        auth_limit.check_failed_auth if auth_limit is not None else None,
-    )
+    rate_limits = limits.RateLimits.from_config(config)
+    services = Services(config, store or GameStore.from_config(config), rate_limits)
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter
     api = ProblemApi(app)
     app.extensions["t13_spec"] = api.spec
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
-    _register_move_schema(api)
-    api.register_blueprint(games.blp)
-    api.register_blueprint(fairplay.blp)
-    api.register_blueprint(rules.blp)
-    api.register_blueprint(ops.blp)
-    app.register_blueprint(ops.docs_blp)
+    moves.register_spec(api.spec)
+    api.register_blueprint(game_routes.blp)
+    api.register_blueprint(fairplay_routes.blp)
+    api.register_blueprint(rules_routes.blp)
+    api.register_blueprint(ops_routes.blp)
+    app.register_blueprint(ops_routes.docs_blp)
     problems.register(app)
-    limits.install(app, config)
     metrics.install(app)
+    if rate_limits is not None:
+        limits.install(app, rate_limits)
 
     if config.fast_lane:
         app.wsgi_app = FastLane(app.wsgi_app, services)  # type: ignore[method-assign]

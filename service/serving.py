@@ -37,16 +37,6 @@ from service.config import Config
 StartResponse = Callable[..., Any]
 App = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
-# The API's code for each status gunicorn answers with by itself.
-GUNICORN_CODES = {
-    400: "BAD_REQUEST",
-    408: "REQUEST_TIMEOUT",
-    414: "URI_TOO_LONG",
-    417: "EXPECTATION_FAILED",
-    431: "HEADERS_TOO_LARGE",
-    500: "INTERNAL",
-    501: "NOT_IMPLEMENTED",
-}
 DETAIL_CHARS = 200
 """gunicorn's message (which may quote the request) is cut to this length."""
 
@@ -59,16 +49,14 @@ def problem_response(status: int, reason: str, message: str) -> bytes:
     """
     from service.api import problems  # in the worker, where the app has imported it
 
-    code = GUNICORN_CODES.get(status, "BAD_REQUEST" if status < 500 else "INTERNAL")
+    code = problems.code_for_status(status)
     detail = message[:DETAIL_CHARS] or (
         "internal error; it has been logged" if status >= 500 else problems.CODES[code][1]
     )
-    status, body = problems.problem_payload(code, detail, status=status)
-    head = (
-        f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
-        f"Content-Type: {problems.PROBLEM_JSON}\r\nContent-Length: {len(body)}\r\n\r\n"
-    )
-    return head.encode("latin-1") + body
+    response = problems.problem(code, detail, status=status)
+    head = f"HTTP/1.1 {response.status_code} {reason}\r\nConnection: close\r\n"
+    head += "".join(f"{name}: {value}\r\n" for name, value in response.headers.items())
+    return (head + "\r\n").encode("latin-1") + response.get_data()
 
 
 def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:

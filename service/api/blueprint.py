@@ -17,7 +17,7 @@ from webargs import core
 from webargs.flaskparser import FlaskParser
 
 from service.api.media import is_json, require_json
-from service.api.problems import ApiError
+from service.api.problems import PROBLEM_JSON, ApiError
 
 
 class OrjsonParser(FlaskParser):
@@ -34,3 +34,21 @@ class OrjsonParser(FlaskParser):
 
 class Blueprint(flask_smorest.Blueprint):  # type: ignore[misc]
     ARGUMENTS_PARSER = OrjsonParser()
+
+
+ERRORS_READ = {404: "Unknown game", 503: "Storage unavailable"}
+ERRORS_PLAYER = {**ERRORS_READ, 401: "Missing or invalid token"}
+
+
+PROBLEM_CONTENT = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+
+
+def document_errors(blueprint: Blueprint, codes: dict[int, str]) -> Any:
+    """Document error answers (problem+json) without wrapping the view: unlike
+    ``alt_response`` this adds no per-request cost."""
+    return blueprint.doc(
+        responses={
+            str(status): {"description": description, "content": PROBLEM_CONTENT}
+            for status, description in codes.items()
+        }
+    )

@@ -17,6 +17,7 @@ from typing import Any
 
 from flask import current_app, request
 
+from service.api.limits import RateLimits
 from service.config import Config
 from service.logs import CURRENT_REQUEST
 from service.store import GameStore
@@ -30,12 +31,8 @@ class Services:
 
     config: Config
     store: GameStore
-    count_move: Callable[[Call], None] | None = None
-    """Counts a move against its client's rate limit, raising 429 over it
-    (:meth:`service.api.limits.MoveLimiter.check`); None without limits."""
-    count_auth_failure: Callable[[Call], None] | None = None
-    """Counts a failed authentication against the client's address, raising 429
-    over the limit; None without limits."""
+    limits: RateLimits | None = None
+    """The rate limits (None when ``RATE_LIMITS`` is off)."""
 
 
 _ENVIRON_KEYS: dict[str, str] = {}

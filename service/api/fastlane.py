@@ -11,12 +11,15 @@ the same error mapping (:func:`service.api.problems.answer_for`).  The HTTP
 contract is unchanged; the Flask routes stay (the spec is built from them and
 they answer everything the fast lane passes on).
 
+Handlers answer a werkzeug ``Response`` on either path; the lane starts it
+with werkzeug's own ``Response.__call__``, as Flask would.
+
 Passed on to Flask untouched: every other path or method, and requests
 without a ``Content-Length`` (in ASCII digits) or over ``MAX_BODY_BYTES``; a
 chunked body has been read and sized by the middleware already
 (:mod:`service.api.middleware`), so it comes here with its length.  Moves are rate
-limited by their handler (:class:`service.api.limits.MoveLimiter`), the same
-on either path.  ``FAST_LANE=false`` turns the lane off.
+limited by their handler (:meth:`service.api.limits.RateLimits.count_move`), the
+same on either path.  ``FAST_LANE=false`` turns the lane off.
 """
 
 from __future__ import annotations
@@ -26,15 +29,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from flask import Response
-from werkzeug.http import is_entity_header
 
 from service.api import handlers, problems
-from service.api.answers import Answer
 from service.api.context import CALL_KEY, Call, Services
-from service.api.middleware import ROUTE_KEY, StartResponse, WSGIApp
+from service.api.metrics import ROUTE_KEY
+from service.api.middleware import StartResponse, WSGIApp
 from service.tokens import GAME_ID_PATTERN
 
-Handler = Callable[[str], Answer]
+Handler = Callable[[str], Response]
 
 CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")  # ASCII digits only: "²".isdigit() is True
 
@@ -73,10 +75,10 @@ class FastLane:
         environ[ROUTE_KEY] = template
         environ[CALL_KEY] = Call(environ, self.services, lambda: body)
         try:
-            answer = handler(match.group(1))
+            response = handler(match.group(1))
         except Exception as exc:  # mapped exactly as Flask's error handlers map it
-            return _send(problems.answer_for(exc), start_response)
-        return answer.start(start_response)
+            response = problems.answer_for(exc)
+        return response(environ, start_response)  # type: ignore[no-any-return]
 
     def _read_body(self, environ: dict[str, Any]) -> bytes | None:
         """The body, or None when Flask should handle the request (no length,
@@ -88,18 +90,3 @@ class FastLane:
             return None
         body: bytes = environ["wsgi.input"].read(int(length))
         return body
-
-
-def _send(response: Response, start_response: StartResponse) -> Iterable[bytes]:
-    """Start an error ``response`` as werkzeug's ``Response.__call__`` would, in
-    fewer steps: problem answers have buffered bytes bodies (Content-Length set
-    when the body was), no relative Location to resolve, and are never answers
-    to HEAD."""
-    headers = response.headers
-    if response.status_code == 304:  # no entity headers, as werkzeug strips them
-        start_response(
-            response.status, [(k, v) for k, v in headers.items() if not is_entity_header(k)]
-        )
-        return []
-    start_response(response.status, headers.to_wsgi_list())
-    return response.response  # type: ignore[return-value]

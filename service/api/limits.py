@@ -1,8 +1,8 @@
-"""Per-client rate limits (Flask-Limiter), answered as 429 problem+json with Retry-After.
+"""Per-client rate limits, answered as 429 problem+json with Retry-After.
 
 * ``POST /v1/games`` (create), ``POST /v1/games/{id}/players`` (join) and
   ``POST /v1/hands/evaluate`` (a hand's arrangement, CPU bound): per client IP
-  (``request.remote_addr``; put a proxy that sets it correctly in front, e.g. werkzeug's
+  (``REMOTE_ADDR``; put a proxy that sets it correctly in front, e.g. werkzeug's
   ``ProxyFix``);
 * ``POST /v1/games/{id}/moves``: per bearer token, keyed by a hash of the token (the
   raw token never reaches the limiter's storage); requests without a token by IP;
@@ -10,11 +10,11 @@
   (``RATE_LIMIT_AUTH_FAILURES``), so bogus tokens, each with a move budget of its own,
   cannot buy an address unlimited work: over the limit the 401 becomes a 429.
 
-Create and join are limited by Flask-Limiter on their Flask routes.  Moves are
-limited by :class:`MoveLimiter` -- the same ``limits`` library and fixed window,
-called by the move handler itself -- because moves are answered by the fast
-lane (:mod:`service.api.fastlane`) whether or not limits are on: Flask's request
-machinery and Flask-Limiter's per-request evaluation cost more than the move.
+Every limit is counted the same way: by :class:`RateLimiter`, the ``limits``
+library's fixed window.  The endpoints' limits are counted before their view
+runs (:func:`install`'s hook: a refused request is not even parsed); failed
+authentications where the 401 is decided (:func:`service.api.persistence.unauthorized`),
+moves by their handler (:func:`service.api.handlers.make_move`).
 
 Counters live in the service's Redis (``REDIS_URL``), so every worker and instance
 shares them; with the embedded store they are kept in process memory.  While the
@@ -28,17 +28,15 @@ from __future__ import annotations
 import logging
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
-from flask import Flask, Response, request
-from flask_limiter import Limiter, RateLimitExceeded
-from limits import parse_many
+from flask import Flask, request
+from limits import RateLimitItem, parse_many
 from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
-from service.api.context import Call
-from service.api.persistence import bearer_token
-from service.api.problems import ApiError, problem
+from service.api.problems import ApiError
 from service.config import Config
 from service.store import bounded
 from service.tokens import hash_token
@@ -50,102 +48,132 @@ STORAGE_RETRIES = 0
 """A limiter command is not retried: on an error the limits fall back to memory."""
 
 FALLBACK_SECONDS = 30.0
-"""After a storage error, moves are counted in process memory for this long."""
-
-# endpoint -> attribute of Config holding the rate (Flask-Limiter, per client IP)
-LIMITED_ENDPOINTS: dict[str, str] = {
-    "games.Games": "rate_limit_create",
-    "games.Players": "rate_limit_join",
-    "rules.Evaluate": "rate_limit_evaluate",
-}
+"""After a storage error, limits are counted in process memory for this long."""
 
 
-def client_ip() -> str:
-    return _ip(request.remote_addr)
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One limit: its ``name`` (part of its counters' keys) and its rates.  A
+    ``label``, when given, names the limit in the 429's detail, with all its rates;
+    else the detail gives the rate that refused the request."""
+
+    name: str
+    items: tuple[RateLimitItem, ...]
+    label: str | None = None
+
+    @classmethod
+    def parse(cls, name: str, rate: str, label: str | None = None) -> Limit:
+        return cls(name, tuple(parse_many(rate)), label)
+
+    def describe(self, refused: RateLimitItem) -> str:
+        if self.label is None:
+            return str(refused)
+        return f"{self.label}: " + "; ".join(str(item) for item in self.items)
 
 
-def _ip(address: str | None) -> str:
-    return f"ip:{address or 'unknown'}"
+class RateLimiter:
+    """Counts every limit, fixed window, in one storage (with process memory as
+    the fallback while that storage fails).
 
-
-def client_token(call: Call) -> str:
-    """The hash of the request's bearer token (its IP without one); never the token."""
-    token = bearer_token(call)
-    if token is None:
-        return _ip(call.environ.get("REMOTE_ADDR"))
-    return "tok:" + hash_token(token)[:32]
-
-
-class MoveLimiter:
-    """A limit counted by the handlers (not by Flask-Limiter), fixed window: moves
-    (``RATE_LIMIT_MOVES``) per bearer token, or failed authentications per address.
-
-    >>> limiter = MoveLimiter("2/minute", "memory://")
-    >>> limiter.retry_after("tok:abc"), limiter.retry_after("tok:abc")
+    >>> limiter = RateLimiter("memory://")
+    >>> moves = Limit.parse("moves", "2/minute")
+    >>> limiter.retry_after(moves, "tok:abc"), limiter.retry_after(moves, "tok:abc")
     (None, None)
-    >>> 1 <= limiter.retry_after("tok:abc") <= 60
+    >>> 1 <= limiter.retry_after(moves, "tok:abc") <= 60
     True
     """
 
-    def __init__(self, rate: str, uri: str, name: str = "moves", **options: Any) -> None:
-        self.name = name
-        self.items = parse_many(rate)
+    def __init__(self, uri: str, **options: Any) -> None:
         self.main = FixedWindowRateLimiter(storage_from_string(uri, **options))
         self.fallback = FixedWindowRateLimiter(MemoryStorage())
         self.main_down_until = 0.0
 
-    def retry_after(self, client: str) -> int | None:
-        """Count one move of ``client``: None if it is within the limits, else the
+    def retry_after(self, limit: Limit, client: str) -> int | None:
+        """Count one request of ``client``: None if it is within ``limit``, else the
         seconds until the window that refused it ends."""
-        limiter = self.main if time.monotonic() >= self.main_down_until else self.fallback
-        try:
-            return self._hit(limiter, client)
-        except Exception as exc:  # the storage: Redis unreachable, timing out...
-            log.warning("rate limit storage unavailable, counting in memory: %s", exc)
-            self.main_down_until = time.monotonic() + FALLBACK_SECONDS
-            return self._hit(self.fallback, client)
+        refused = self._refused(limit, client)
+        return None if refused is None else refused[1]
 
-    def _hit(self, limiter: FixedWindowRateLimiter, client: str) -> int | None:
-        for item in self.items:
-            if not limiter.hit(item, KEY_PREFIX, self.name, client):
-                reset = limiter.get_window_stats(item, KEY_PREFIX, self.name, client).reset_time
-                return max(1, math.ceil(reset - time.time()))
-        return None
-
-    def check(self, call: Call) -> None:
-        """Count the request's move; 429 with ``Retry-After`` when over the limit."""
-        self._refuse_over(self.retry_after(client_token(call)))
-
-    def check_failed_auth(self, call: Call) -> None:
-        """Count a failed authentication against the request's address; 429 over it."""
-        self._refuse_over(self.retry_after(_ip(call.environ.get("REMOTE_ADDR"))))
-
-    def _refuse_over(self, wait: int | None) -> None:
-        if wait is not None:
+    def check(self, limit: Limit, client: str) -> None:
+        """Count one request of ``client``; 429 with ``Retry-After`` over ``limit``."""
+        refused = self._refused(limit, client)
+        if refused is not None:
+            item, wait = refused
             raise ApiError(
                 "RATE_LIMITED",
-                f"rate limit exceeded ({self.name}: {self.describe()}); retry after {wait} s",
+                f"rate limit exceeded ({limit.describe(item)}); retry after {wait} s",
                 headers={"Retry-After": str(wait)},
             )
 
-    def describe(self) -> str:
-        return "; ".join(str(item) for item in self.items)
+    def _refused(self, limit: Limit, client: str) -> tuple[RateLimitItem, int] | None:
+        strategy = self.main if time.monotonic() >= self.main_down_until else self.fallback
+        try:
+            return _hit(strategy, limit, client)
+        except Exception as exc:  # the storage: Redis unreachable, timing out...
+            log.warning("rate limit storage unavailable, counting in memory: %s", exc)
+            self.main_down_until = time.monotonic() + FALLBACK_SECONDS
+            return _hit(self.fallback, limit, client)
 
 
-def move_limiter(config: Config) -> MoveLimiter | None:
-    """The limit on moves for ``config`` (None when ``RATE_LIMITS`` is off)."""
-    return _handler_limit(config, config.rate_limit_moves, "moves")
+def _hit(
+    strategy: FixedWindowRateLimiter, limit: Limit, client: str
+) -> tuple[RateLimitItem, int] | None:
+    for item in limit.items:
+        if not strategy.hit(item, KEY_PREFIX, limit.name, client):
+            reset = strategy.get_window_stats(item, KEY_PREFIX, limit.name, client).reset_time
+            return item, max(1, math.ceil(reset - time.time()))
+    return None
 
 
-def auth_failure_limiter(config: Config) -> MoveLimiter | None:
-    """The limit on failed authentications per address (None when ``RATE_LIMITS`` is off)."""
-    return _handler_limit(config, config.rate_limit_auth_failures, "failed authentications")
+def by_address(environ: dict[str, Any]) -> str:
+    """The client as its address."""
+    return f"ip:{environ.get('REMOTE_ADDR') or 'unknown'}"
 
 
-def _handler_limit(config: Config, rate: str, name: str) -> MoveLimiter | None:
-    if not config.rate_limits_enabled:
-        return None
-    return MoveLimiter(rate, storage_uri(config), name, **_storage_options(config))
+def by_token(token: str | None, environ: dict[str, Any]) -> str:
+    """The client as the hash of its bearer token (its address without one);
+    never the token itself."""
+    if token is None:
+        return by_address(environ)
+    return "tok:" + hash_token(token)[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """The service's limits (:meth:`from_config`) and the limiter counting them."""
+
+    limiter: RateLimiter
+    create: Limit
+    join: Limit
+    evaluate: Limit
+    moves: Limit
+    auth_failures: Limit
+
+    @classmethod
+    def from_config(cls, config: Config) -> RateLimits | None:
+        """The limits of ``config``; None when ``RATE_LIMITS`` is off."""
+        if not config.rate_limits_enabled:
+            return None
+        return cls(
+            RateLimiter(storage_uri(config), **_storage_options(config)),
+            Limit.parse("create", config.rate_limit_create),
+            Limit.parse("join", config.rate_limit_join),
+            Limit.parse("evaluate", config.rate_limit_evaluate),
+            Limit.parse("moves", config.rate_limit_moves, "moves"),
+            Limit.parse(
+                "failed authentications",
+                config.rate_limit_auth_failures,
+                "failed authentications",
+            ),
+        )
+
+    def count_move(self, token: str | None, environ: dict[str, Any]) -> None:
+        """Count a move against its client (its token); 429 over the limit."""
+        self.limiter.check(self.moves, by_token(token, environ))
+
+    def count_auth_failure(self, environ: dict[str, Any]) -> None:
+        """Count a failed authentication against the request's address; 429 over it."""
+        self.limiter.check(self.auth_failures, by_address(environ))
 
 
 def _storage_options(config: Config) -> dict[str, Any]:
@@ -171,43 +199,19 @@ def storage_uri(config: Config) -> str:
     return url
 
 
-def install(app: Flask, config: Config) -> Limiter | None:
-    """Rate-limit the game endpoints of ``app`` (no-op when ``RATE_LIMITS`` is off).
+def install(app: Flask, limits: RateLimits) -> None:
+    """Count the limited endpoints' requests before their views run.
 
-    Call after the blueprints are registered.
-    """
-    if not config.rate_limits_enabled:
-        return None
-    limiter = Limiter(
-        key_func=client_ip,
-        storage_uri=storage_uri(config),
-        storage_options=_storage_options(config),
-        strategy="fixed-window",
-        key_prefix=KEY_PREFIX,
-        swallow_errors=True,
-        in_memory_fallback_enabled=True,
-        headers_enabled=False,
-    )
-    # only the limited endpoints consult the storage (a dead storage's health
-    # check would otherwise hold up any request, /readyz included)
-    limiter.request_filter(lambda: request.endpoint not in LIMITED_ENDPOINTS)
-    limiter.init_app(app)
-    for endpoint, setting in LIMITED_ENDPOINTS.items():
-        view = app.view_functions[endpoint]
-        app.view_functions[endpoint] = limiter.limit(
-            getattr(config, setting), key_func=client_ip, methods=["POST"]
-        )(view)
+    Only POSTs to these endpoints consult the storage (a dead storage would
+    otherwise hold up any request, /readyz included)."""
+    endpoints = {
+        "games.Games": limits.create,
+        "games.Players": limits.join,
+        "rules.Evaluate": limits.evaluate,
+    }
 
-    def too_many(exc: RateLimitExceeded) -> Response:
-        retry_after = 1
-        current = limiter.current_limit
-        if current is not None:
-            retry_after = max(1, math.ceil(current.window[0] - time.time()))
-        return problem(
-            "RATE_LIMITED",
-            f"rate limit exceeded ({exc.description}); retry after {retry_after} s",
-            headers={"Retry-After": str(retry_after)},
-        )
-
-    app.register_error_handler(RateLimitExceeded, too_many)
-    return limiter
+    @app.before_request
+    def _count() -> None:
+        limit = endpoints.get(request.endpoint or "")
+        if limit is not None and request.method == "POST":
+            limits.limiter.check(limit, by_address(request.environ))

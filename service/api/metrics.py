@@ -35,6 +35,10 @@ MOVES = Counter("t13_moves_total", "Moves accepted from clients", ["type"])
 GAMES_CREATED = Counter("t13_games_created_total", "Games created")
 GAMES_FINISHED = Counter("t13_games_finished_total", "Games finished by a client's move")
 
+ROUTE_KEY = "t13.route"
+"""Where a request's route template is kept in its WSGI environ (set by
+:func:`install`'s hook, read by the middleware when it counts the request)."""
+
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 """Methods counted under their own name; any other is counted as ``OTHER`` (a
@@ -69,7 +73,6 @@ def count_move(move_type: str) -> None:
 
 def install(app: Flask) -> None:
     """Label each request with its route template (not its path) for the metrics."""
-    from service.api.middleware import ROUTE_KEY
 
     @app.before_request
     def _route() -> None:

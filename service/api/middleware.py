@@ -27,7 +27,6 @@ from service.api.problems import problem
 from service.logs import CURRENT_REQUEST, REQUEST_ID_KEY
 from service.store.budget import close_budget, open_budget
 
-ROUTE_KEY = "t13.route"
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 SECURITY_HEADERS = [
@@ -108,7 +107,7 @@ class Middleware:
             CURRENT_REQUEST.reset(bound)
             metrics.observe(
                 environ.get("REQUEST_METHOD", "GET"),
-                environ.get(ROUTE_KEY, "<unmatched>"),
+                environ.get(metrics.ROUTE_KEY, "<unmatched>"),
                 answered[0].split(" ", 1)[0] if answered else "500",
                 time.perf_counter() - started,
             )

@@ -18,10 +18,10 @@ from typing import Any
 import orjson
 from flask import Response
 
-from service.api.answers import Answer, json_answer, not_modified_answer, raw_json_answer
 from service.api.context import Call, call, store
 from service.api.etags import STAR, parse_tags, version_of
 from service.api.problems import ApiError
+from service.api.responses import json_response, not_modified_response
 from service.engine.records import Event
 from service.fairplay import apply_timeouts
 from service.games import GameRecord
@@ -39,17 +39,6 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def json_response(
-    body: Any,
-    status: int = 200,
-    *,
-    version: int | None = None,
-    headers: dict[str, str] | None = None,
-) -> Response:
-    """A JSON ``Response`` dumped with orjson; ``version`` adds the ETag."""
-    return json_answer(body, status, version=version, headers=headers).response()
-
-
 def bearer_token(current: Call | None = None) -> str | None:
     """The bearer token of ``current`` (default: the request being answered), if any."""
     header = (current or call()).header("Authorization") or ""
@@ -63,8 +52,8 @@ def unauthorized(detail: str) -> ApiError:
     """The 401 to raise; counted against the client's address first, so that an
     address sending bogus tokens is answered 429 once over its limit."""
     current = call()
-    if current.services.count_auth_failure is not None:
-        current.services.count_auth_failure(current)  # raises 429 over the limit
+    if current.services.limits is not None:
+        current.services.limits.count_auth_failure(current.environ)  # 429 over the limit
     return ApiError("UNAUTHORIZED", detail, headers={"WWW-Authenticate": 'Bearer realm="games"'})
 
 
@@ -79,7 +68,7 @@ def require_seat(record: GameRecord) -> int:
     return seat
 
 
-def not_modified(version: int) -> Answer | None:
+def not_modified(version: int) -> Response | None:
     """304 when ``If-None-Match`` names the current version (weak comparison, as
     RFC 9110 has it for this header) or is ``*``; a malformed header is ignored."""
     header = call().header("If-None-Match")
@@ -87,12 +76,12 @@ def not_modified(version: int) -> Answer | None:
         return None
     # a client echoing the ETag it was given sends exactly it: no parsing then
     if header == f'"{version}"':
-        return not_modified_answer(version)
+        return not_modified_response(version)
     tags = parse_tags(header)
     if tags == STAR or (
         isinstance(tags, list) and any(version_of(opaque) == version for _weak, opaque in tags)
     ):
-        return not_modified_answer(version)
+        return not_modified_response(version)
     return None
 
 
@@ -244,7 +233,7 @@ def saved_answer(idem: Idempotency, status: int, body: Any, version: int, **extr
     return orjson.dumps({"status": status, "body": idem.mask(body), "version": version, **extra})
 
 
-def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Answer:
+def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Response:
     """Answer again what was answered first, or 422 if the key was used otherwise."""
     if fingerprint != idem.fingerprint:
         raise ApiError(
@@ -252,7 +241,7 @@ def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Answer:
             "this Idempotency-Key was used with a different request",
         )
     saved = orjson.loads(raw)
-    return json_answer(
+    return json_response(
         idem.unmask(saved["body"]),
         saved["status"],
         version=saved.get("version"),
@@ -269,7 +258,7 @@ def change(
     operation: Callable[[int, GameRecord], Outcome],
     *,
     conditional: bool = False,
-) -> Answer:
+) -> Response:
     """Load, run ``operation``, commit atomically; retry lost races.
 
     ``operation(version, record)`` mutates the record and returns the events
@@ -338,7 +327,9 @@ def change(
             continue
         if outcome.committed is not None:
             outcome.committed()
-        return raw_json_answer(text, status, version=new_version, headers=outcome.headers)
+        return json_response(
+            orjson.Fragment(text), status, version=new_version, headers=outcome.headers
+        )
     raise ApiError("CONFLICT", "the game is changing too fast; retry")
 
 

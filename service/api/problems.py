@@ -68,7 +68,7 @@ CODES: dict[str, tuple[int, str]] = {
     "NOT_IMPLEMENTED": (501, "Not implemented"),
 }
 
-_HTTP_CODES = {
+STATUS_CODES = {
     400: "BAD_REQUEST",
     401: "UNAUTHORIZED",
     404: "NOT_FOUND",
@@ -78,11 +78,23 @@ _HTTP_CODES = {
     409: "CONFLICT",
     412: "PRECONDITION_FAILED",
     413: "PAYLOAD_TOO_LARGE",
+    414: "URI_TOO_LONG",
     415: "UNSUPPORTED_MEDIA_TYPE",
+    417: "EXPECTATION_FAILED",
     422: "VALIDATION_ERROR",
     429: "RATE_LIMITED",
+    431: "HEADERS_TOO_LARGE",
+    500: "INTERNAL",
+    501: "NOT_IMPLEMENTED",
     503: "STORE_UNAVAILABLE",
 }
+"""The code of an error answered by its HTTP status alone (werkzeug's exceptions,
+and what gunicorn answers by itself: :mod:`service.serving`)."""
+
+
+def code_for_status(status: int) -> str:
+    """The code for an HTTP error status (any other 4xx is ``BAD_REQUEST``, 5xx ``INTERNAL``)."""
+    return STATUS_CODES.get(status, "BAD_REQUEST" if status < 500 else "INTERNAL")
 
 
 class ApiError(Exception):
@@ -111,20 +123,9 @@ def problem(
     headers: dict[str, str] | None = None,
     **extra: Any,
 ) -> Response:
-    """A problem+json response for ``code``."""
-    status, payload = problem_payload(code, detail, status=status, **extra)
-    response = Response(payload, status=status, mimetype=PROBLEM_JSON)
-    for name, value in (headers or {}).items():
-        response.headers[name] = value
-    return response
-
-
-def problem_payload(
-    code: str, detail: str, *, status: int | None = None, **extra: Any
-) -> tuple[int, bytes]:
-    """The status and JSON body of the problem for ``code`` (counted in the metrics):
-    what :func:`problem` answers, and what the server writes for requests it
-    cannot parse (``service.serving``)."""
+    """The problem+json response for ``code`` (counted in the metrics): what every
+    error answer is, including those the server writes for requests it cannot
+    parse (:mod:`service.serving`)."""
     default_status, title = CODES.get(code, (status or 500, code.replace("_", " ").title()))
     status = status or default_status
     body = {
@@ -137,7 +138,11 @@ def problem_payload(
     }
     metrics.ERRORS.labels(code).inc()
     # OPT_NON_STR_KEYS: marshmallow keys errors of list items by index (an int)
-    return status, orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    payload = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    response = Response(payload, status=status, mimetype=PROBLEM_JSON)
+    if headers:
+        response.headers.extend(headers)
+    return response
 
 
 def _field_errors(exc: engine.EngineError) -> dict[str, Any]:
@@ -161,7 +166,7 @@ def engine_problem(exc: engine.EngineError) -> Response:
 
 def _http_problem(exc: HTTPException) -> Response:
     status = exc.code or 500
-    code = _HTTP_CODES.get(status, "BAD_REQUEST" if status < 500 else "INTERNAL")
+    code = code_for_status(status)
     extra: dict[str, Any] = {}
     data = getattr(exc, "data", None)
     if isinstance(data, dict) and data.get("messages"):

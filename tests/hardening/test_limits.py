@@ -145,15 +145,16 @@ def test_failed_authentications_count_against_the_address(redis_client, redis_ur
 
 
 def test_moves_are_counted_in_memory_while_the_limit_storage_is_down(monkeypatch):
-    from service.api.limits import MoveLimiter
+    from service.api.limits import Limit, RateLimiter
 
-    limiter = MoveLimiter("2/minute", "memory://")
+    limiter = RateLimiter("memory://")
+    moves = Limit.parse("moves", "2/minute")
 
     def down(*_args, **_kwargs):
         raise ConnectionError("storage down")
 
     monkeypatch.setattr(limiter.main, "hit", down)
-    assert limiter.retry_after("tok:x") is None  # counted in memory, the move goes on
-    assert limiter.retry_after("tok:x") is None
-    assert limiter.retry_after("tok:x") is not None  # and memory still limits
+    assert limiter.retry_after(moves, "tok:x") is None  # counted in memory, the move goes on
+    assert limiter.retry_after(moves, "tok:x") is None
+    assert limiter.retry_after(moves, "tok:x") is not None  # and memory still limits
     assert limiter.main_down_until > time.monotonic()

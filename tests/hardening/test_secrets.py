@@ -25,11 +25,11 @@ SECURITY = {
 
 @pytest.fixture
 def log_text():
-    """Everything the service's loggers (and flask-limiter's, werkzeug's) write, as text."""
+    """Everything the service's loggers (and the limits library's, werkzeug's) write, as text."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setLevel(logging.DEBUG)
-    loggers = [logging.getLogger(n) for n in ("service", "flask-limiter", "werkzeug", "")]
+    loggers = [logging.getLogger(n) for n in ("service", "limits", "werkzeug", "")]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.addHandler(handler)

@@ -7,14 +7,9 @@ from typing import Any
 import orjson
 from flask import Response, url_for
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
 
-from service import bots
-from service.api import schemas
-from service.api.answers import Answer
-from service.api.blueprint import Blueprint
+from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.context import store
-from service.api.games import ERRORS_PLAYER, ERRORS_READ, _document_errors
 from service.api.persistence import (
     MAX_ATTEMPTS,
     Outcome,
@@ -22,11 +17,12 @@ from service.api.persistence import (
     change,
     current,
     events_payload,
-    json_response,
     require_seat,
     snapshot,
     unauthorized,
 )
+from service.api.responses import json_response
+from service.api.schemas import inputs, outputs, views
 from service.engine.records import Event
 from service.fairplay import build_replay, claim_reserved, rematch_record, set_autopilot
 from service.games import GameRecord
@@ -37,41 +33,7 @@ blp = Blueprint(
 )
 
 
-class AutopilotIn(Schema):
-    level = fields.String(
-        load_default="basic",
-        validate=validate.OneOf(bots.LEVELS),
-        metadata={"description": "Bot level that plays the seat meanwhile"},
-    )
-
-
-class ActionOut(Schema):
-    seat = fields.Integer()
-    move = fields.Nested(schemas.MoveOut)
-    automatic = fields.Boolean()
-
-
-class DealOut(Schema):
-    round = fields.Integer()
-    dealer = fields.Integer()
-    discard_top = fields.String()
-    hands = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
-
-
-class ReplayOut(Schema):
-    id = fields.String()
-    seed = fields.String()
-    commitment = fields.String()
-    players = fields.Integer()
-    options = fields.Dict()
-    deals = fields.List(fields.Nested(DealOut))
-    actions = fields.List(fields.Nested(ActionOut))
-    results = fields.List(fields.Nested(schemas.RoundResultOut))
-    totals = fields.List(fields.Integer())
-    winners = fields.List(fields.Integer())
-
-
-def _seat_change(game_id: str, level: str | None) -> Answer:
+def _seat_change(game_id: str, level: str | None) -> Response:
     if bearer_token() is None:
         raise unauthorized("send Authorization: Bearer <token> for your seat")
 
@@ -86,34 +48,30 @@ def _seat_change(game_id: str, level: str | None) -> Answer:
 @blp.route("/<game_id:game_id>/autopilot")
 class Autopilot(MethodView):
     @blp.doc(operationId="startAutopilot", security=[{"bearer": []}])
-    @blp.arguments(AutopilotIn)
-    @blp.response(200, schemas.PlayerView)
-    @_document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level"})
+    @blp.arguments(inputs.AutopilotIn)
+    @blp.response(200, views.PlayerView)
+    @document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level"})
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Hand your seat to a bot
 
         The bot plays your turns (at once, if it is your turn) until you take
         the seat back. Your token stays valid.
         """
-        return _seat_change(game_id, body["level"]).response()
+        return _seat_change(game_id, body["level"])
 
     @blp.doc(operationId="stopAutopilot", security=[{"bearer": []}])
-    @blp.response(200, schemas.PlayerView)
-    @_document_errors(blp, ERRORS_PLAYER)
+    @blp.response(200, views.PlayerView)
+    @document_errors(blp, ERRORS_PLAYER)
     def delete(self, game_id: str) -> Response:
         """Take your seat back from the bot"""
-        return _seat_change(game_id, None).response()
-
-
-class RematchOut(schemas.JoinOut):
-    id = fields.String()
+        return _seat_change(game_id, None)
 
 
 @blp.route("/<game_id:game_id>/rematch")
 class Rematch(MethodView):
     @blp.doc(operationId="rematch", security=[{"bearer": []}])
-    @blp.response(201, RematchOut)
-    @_document_errors(blp, {**ERRORS_PLAYER, 409: "Game not finished, or seat claimed"})
+    @blp.response(201, outputs.RematchOut)
+    @document_errors(blp, {**ERRORS_PLAYER, 409: "Game not finished, or seat claimed"})
     def post(self, game_id: str) -> Response:
         """Rematch
 
@@ -142,7 +100,7 @@ class Rematch(MethodView):
             location = url_for("games.Game", game_id=record.id)
             return Outcome(events, build, {"Location": location})
 
-        return change(new_id, claim).response()
+        return change(new_id, claim)
 
 
 def _rematch_id(game_id: str) -> str:
@@ -182,8 +140,8 @@ def _rematch_id(game_id: str) -> str:
 @blp.route("/<game_id:game_id>/replay")
 class Replay(MethodView):
     @blp.doc(operationId="getReplay")
-    @blp.response(200, ReplayOut)
-    @_document_errors(blp, {**ERRORS_READ, 409: "Game not finished"})
+    @blp.response(200, outputs.ReplayOut)
+    @document_errors(blp, {**ERRORS_READ, 409: "Game not finished"})
     def get(self, game_id: str) -> Response:
         """Replay of a finished game
 

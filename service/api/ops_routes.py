@@ -12,11 +12,12 @@ from flask import Blueprint, Response, current_app, send_from_directory
 from marshmallow import Schema, fields
 from swagger_ui_bundle import swagger_ui_path
 
-from service.api import metrics, schemas
+from service.api import metrics
 from service.api.blueprint import Blueprint as ApiBlueprint
+from service.api.blueprint import document_errors
 from service.api.context import store
-from service.api.persistence import json_response
 from service.api.problems import RETRY_AFTER_SECONDS, problem
+from service.api.responses import json_response
 from service.store.shutdown import shutting_down
 
 blp = ApiBlueprint("ops", __name__, description="Health, readiness and metrics")
@@ -51,12 +52,7 @@ def healthz() -> Response:
 @blp.route("/readyz")
 @blp.doc(operationId="readyz")
 @blp.response(200, StatusOut)
-@blp.alt_response(
-    503,
-    schema=schemas.Problem,
-    description="Redis unreachable",
-    content_type="application/problem+json",
-)
+@document_errors(blp, {503: "Redis unreachable"})
 def readyz() -> Response:
     """Readiness
 

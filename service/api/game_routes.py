@@ -15,8 +15,8 @@ import orjson
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import handlers, metrics, schemas
-from service.api.blueprint import Blueprint
+from service.api import handlers, metrics
+from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.context import services, store
 from service.api.persistence import (
     Idempotency,
@@ -25,12 +25,13 @@ from service.api.persistence import (
     current,
     events_payload,
     idempotency,
-    json_response,
     replay,
     require_seat,
     saved_answer,
     snapshot,
 )
+from service.api.responses import json_response
+from service.api.schemas import inputs, outputs, views
 from service.creation import create_record
 from service.games import GameRecord
 from service.store import GameExists
@@ -39,30 +40,13 @@ blp = Blueprint(
     "games", __name__, url_prefix="/v1/games", description="Create, join and play games"
 )
 
-ERRORS_READ = {404: "Unknown game", 503: "Storage unavailable"}
-ERRORS_PLAYER = {**ERRORS_READ, 401: "Missing or invalid token"}
-
-
-PROBLEM_CONTENT = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
-
-
-def _document_errors(blueprint: Blueprint, codes: dict[int, str]) -> Any:
-    """Document error answers (problem+json) without wrapping the view: unlike
-    ``alt_response`` this adds no per-request cost."""
-    return blueprint.doc(
-        responses={
-            str(status): {"description": description, "content": PROBLEM_CONTENT}
-            for status, description in codes.items()
-        }
-    )
-
 
 @blp.route("")
 class Games(MethodView):
     @blp.doc(operationId="createGame")
-    @blp.arguments(schemas.CreateGameIn)
-    @blp.response(201, schemas.CreateGameOut)
-    @_document_errors(
+    @blp.arguments(inputs.CreateGameIn)
+    @blp.response(201, outputs.CreateGameOut)
+    @document_errors(
         blp,
         {
             400: "Malformed JSON",
@@ -139,7 +123,7 @@ def _replay_creation(idem: Idempotency, raw: bytes) -> Response:
         events = [(e.encode(), seat) for e, seat in saved["events"]]
         # a game being created has no results yet (a format 1 document holds its own)
         _create_recorded(GameRecord.from_bytes(doc, b"[]"), doc, events)
-    return replay(idem, fingerprint, raw).response()
+    return replay(idem, fingerprint, raw)
 
 
 def _create_recorded(
@@ -157,39 +141,39 @@ def _create_recorded(
 @blp.route("/<game_id:game_id>")
 class Game(MethodView):
     @blp.doc(operationId="getGame")
-    @blp.response(200, schemas.GameView)
+    @blp.response(200, views.GameView)
     @blp.alt_response(304, description="Not modified (If-None-Match)")
-    @_document_errors(blp, ERRORS_READ)
+    @document_errors(blp, ERRORS_READ)
     def get(self, game_id: str) -> Response:
         """Public view of a game
 
         Everything a spectator may see: no card held in any hand, nothing about
         the stock's order. Supports `If-None-Match` (304).
         """
-        return handlers.public_view(game_id).response()
+        return handlers.public_view(game_id)
 
 
 @blp.route("/<game_id:game_id>/view")
 class PlayerViewResource(MethodView):
     @blp.doc(operationId="getPlayerView", security=[{"bearer": []}])
-    @blp.response(200, schemas.PlayerView)
+    @blp.response(200, views.PlayerView)
     @blp.alt_response(304, description="Not modified (If-None-Match)")
-    @_document_errors(blp, ERRORS_PLAYER)
+    @document_errors(blp, ERRORS_PLAYER)
     def get(self, game_id: str) -> Response:
         """A seat's view
 
         The public view plus the seat's hand, its legal moves and the best
         arrangement of its hand. Needs the seat's bearer token.
         """
-        return handlers.player_view(game_id).response()
+        return handlers.player_view(game_id)
 
 
 @blp.route("/<game_id:game_id>/players")
 class Players(MethodView):
     @blp.doc(operationId="joinGame")
-    @blp.arguments(schemas.JoinIn)
-    @blp.response(201, schemas.JoinOut)
-    @_document_errors(
+    @blp.arguments(inputs.JoinIn)
+    @blp.response(201, outputs.JoinOut)
+    @document_errors(
         blp, {**ERRORS_READ, 409: "No open seat", 422: "Invalid name", 429: "Rate limited"}
     )
     def post(self, body: dict[str, Any], game_id: str) -> Response:
@@ -212,7 +196,7 @@ class Players(MethodView):
 
             return Outcome(events, build)
 
-        return change(game_id, join).response()
+        return change(game_id, join)
 
 
 MOVE_BODY = {
@@ -224,8 +208,8 @@ MOVE_BODY = {
 @blp.route("/<game_id:game_id>/moves")
 class Moves(MethodView):
     @blp.doc(requestBody=MOVE_BODY)
-    @blp.response(200, schemas.PlayerView)
-    @_document_errors(
+    @blp.response(200, views.PlayerView)
+    @document_errors(
         blp,
         {
             **ERRORS_PLAYER,
@@ -244,15 +228,15 @@ class Moves(MethodView):
         `If-Match: "<version>"` to act only on the version you saw, and
         `Idempotency-Key` to make retries safe. Answers with your new view.
         """
-        return handlers.make_move(game_id).response()
+        return handlers.make_move(game_id)
 
 
 @blp.route("/<game_id:game_id>/events")
 class Events(MethodView):
     @blp.doc(operationId="listEvents", security=[{}, {"bearer": []}])
-    @blp.arguments(schemas.EventsQuery, location="query")
-    @blp.response(200, schemas.EventsOut)
-    @_document_errors(blp, ERRORS_PLAYER)
+    @blp.arguments(inputs.EventsQuery, location="query")
+    @blp.response(200, outputs.EventsOut)
+    @document_errors(blp, ERRORS_PLAYER)
     def get(self, query: dict[str, Any], game_id: str) -> Response:
         """Events of a game
 

@@ -1,0 +1,109 @@
+"""Field types of the HTTP contract: names, card codes, strict integers and the
+query string's numbers, each validated as the API documents it."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from marshmallow import ValidationError, fields, validate
+
+
+class FullMatch(validate.Regexp):
+    """``validate.Regexp`` matching the whole value: with ``re.match`` a pattern
+    ending in ``$`` also takes a value ending in a newline.  The pattern stays
+    documented in the spec (apispec reads ``regex``)."""
+
+    def __call__(self, value: str) -> str:
+        if self.regex.fullmatch(value) is None:
+            raise ValidationError(self._format_error(value))
+        return value
+
+
+NAME = FullMatch(
+    r"^[^\x00-\x1f\x7f<>]{1,40}$",
+    error="names are 1 to 40 characters, without control characters or < >",
+)
+
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+"""Unicode categories no name may hold: controls (C0 and C1), format characters
+(bidi overrides and isolates, zero-width ones, the BOM, the soft hyphen), line
+and paragraph separators, surrogates, private use and unassigned code points --
+what renders as nothing, or moves or disguises the text around it."""
+
+
+def _shown_as_is(name: str) -> str:
+    hidden = next((c for c in name if unicodedata.category(c) in HIDDEN_CATEGORIES), None)
+    if hidden is not None:
+        raise ValidationError(
+            f"names may not hold U+{ord(hidden):04X} ({unicodedata.category(hidden)}):"
+            " no control, format, separator, private-use or unassigned characters"
+        )
+    if name != name.strip():
+        raise ValidationError("names may not begin or end with white space")
+    return name
+
+
+class Name(fields.String):
+    """A player's name, normalised to NFC (so that one name has one spelling,
+    and its length counts what is shown), then validated: :data:`NAME` and no
+    character of :data:`HIDDEN_CATEGORIES`, no white space at either end."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(validate=[NAME, _shown_as_is], **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        return unicodedata.normalize("NFC", text)
+
+
+_CARD_CODE = re.compile(r"[0-9A-Za-z]{1,3}")
+
+
+def _card_characters(value: str) -> str:
+    # the engine reads the code itself (MALFORMED when it names no card); no
+    # white space or other character may reach it (Card.parse strips, upper-cases)
+    if _CARD_CODE.fullmatch(value) is None:
+        raise ValidationError("a card code: rank then suit in ASCII (7H, 10S, th, JK)")
+    return value
+
+
+def card_field(**kwargs: object) -> fields.String:
+    return fields.String(
+        validate=[validate.Length(1, 3), _card_characters],
+        metadata={
+            "description": "Card code: A 2..10 J Q K + C D H S, or JK (T, lower case accepted)",
+            "example": "7H",
+        },
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def integer(**kwargs: Any) -> fields.Integer:
+    """A JSON integer, and only that: no float (``2.5``, nor ``2.0``), string or boolean."""
+    return fields.Integer(strict=True, **kwargs)
+
+
+class QueryInteger(fields.Integer):
+    """An integer of the query string in ASCII digits: ``int()`` would also read
+    ``１`` (full width), ``٣``, ``1_0``, ``+1`` and `` 1``."""
+
+    PATTERN = re.compile(r"[0-9]{1,20}")
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
+        if not isinstance(value, str) or self.PATTERN.fullmatch(value) is None:
+            raise self.make_error("invalid", input=value)
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class QueryNumber(fields.Float):
+    """A number of the query string in ASCII digits, with an optional fraction
+    (``0.5``): no exponent, sign, underscore, ``nan`` or ``inf``."""
+
+    PATTERN = re.compile(r"[0-9]{1,10}(\.[0-9]{1,10})?")
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> float:
+        if not isinstance(value, str) or self.PATTERN.fullmatch(value) is None:
+            raise self.make_error("invalid", input=value)
+        return super()._deserialize(value, attr, data, **kwargs)

@@ -1,0 +1,124 @@
+"""Request bodies and query strings of the HTTP contract (the move's body aside:
+:mod:`service.api.schemas.moves`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+from service import bots
+from service.api.schemas.fields import (
+    FullMatch,
+    Name,
+    QueryInteger,
+    QueryNumber,
+    card_field,
+    integer,
+)
+from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, OPTION_SPECS, Game, Options
+
+
+class PlayerIn(Schema):
+    name = Name(required=True)
+    bot = fields.String(
+        allow_none=True,
+        load_default=None,
+        metadata={"description": "Bot level playing this seat; see GET /v1/rulesets"},
+    )
+
+
+class CreateGameIn(Schema):
+    players = fields.List(
+        fields.Nested(PlayerIn), required=True, validate=validate.Length(1, MAX_PLAYERS)
+    )
+    seats = integer(
+        validate=validate.Range(2, MAX_PLAYERS),
+        metadata={"description": "Total seats; defaults to the number of players"},
+    )
+    ruleset = fields.String(load_default="classic", validate=validate.Length(1, 40))
+    options = fields.Dict(
+        keys=fields.String(),
+        load_default=dict,
+        metadata={"description": "Option overrides over the ruleset; see GET /v1/rulesets"},
+    )
+    seed = fields.String(
+        validate=validate.Length(1, 128),
+        metadata={"description": "Honoured only when the server allows seeded games"},
+    )
+    turn_timeout_seconds = integer(
+        validate=validate.Range(5, 86400),
+        allow_none=True,
+        metadata={"description": "Per-turn time limit; an overdue turn is played automatically"},
+    )
+    autopilot_after_missed_turns = integer(
+        validate=validate.Range(1, 100),
+        allow_none=True,
+        metadata={"description": "Hand a seat to a bot after this many automatic turns in a row"},
+    )
+
+
+class JoinIn(Schema):
+    name = Name(required=True)
+
+
+class AutopilotIn(Schema):
+    level = fields.String(
+        load_default="basic",
+        validate=validate.OneOf(bots.LEVELS),
+        metadata={"description": "Bot level that plays the seat meanwhile"},
+    )
+
+
+LARGEST_HAND = Game(
+    MIN_PLAYERS,
+    Options.from_dict({"extra_rounds": max(OPTION_SPECS["extra_rounds"].allowed or (0,))}),
+).largest_hand
+"""Cards a hand holds between turns at most (the last round of the most ``extra_rounds``)."""
+TABLE_MELDS = (MAX_PLAYERS - 1) * (LARGEST_HAND // 3)
+"""Melds a table can hold while a hand is evaluated against it: every other
+player's hand laid down, in melds of three."""
+TABLE_CARDS = (MAX_PLAYERS - 1) * LARGEST_HAND
+"""Cards a table can hold then: every other player's hand."""
+
+
+class EvaluateIn(Schema):
+    cards = fields.List(card_field(), required=True, validate=validate.Length(0, 16))
+    wild_rank = fields.String(
+        validate=FullMatch(
+            r"^(A|a|[2-9]|10|T|t|J|j|Q|q|K|k)$", error="a rank: A, 2..10 (or T), J, Q or K"
+        ),
+        metadata={"description": "The wild rank: A, 2..10 (or T), J, Q or K", "example": "7"},
+    )
+    round = integer(
+        validate=validate.Range(1, 26),
+        metadata={"description": "Round number instead of wild_rank (schedule of the options)"},
+    )
+    options = fields.Dict(keys=fields.String(), load_default=dict)
+    ruleset = fields.String(load_default="classic", validate=validate.Length(1, 40))
+    table = fields.List(
+        fields.List(card_field(), validate=validate.Length(3, TABLE_CARDS)),
+        validate=validate.Length(0, TABLE_MELDS),
+        metadata={
+            "description": "Melds on the table that cards may be laid off onto: at most "
+            f"{TABLE_MELDS} melds and {TABLE_CARDS} cards, what a game's table can hold"
+        },
+    )
+
+    @validates_schema
+    def _one_of_wild_or_round(self, data: dict[str, object], **_: object) -> None:
+        if ("wild_rank" in data) == ("round" in data):
+            raise ValidationError("give exactly one of wild_rank and round", "wild_rank")
+
+    @validates_schema
+    def _table_a_game_can_hold(self, data: dict[str, Any], **_: object) -> None:
+        cards = sum(len(meld) for meld in data.get("table", []))
+        if cards > TABLE_CARDS:
+            raise ValidationError(
+                f"{cards} cards on the table: a game's table holds at most {TABLE_CARDS}", "table"
+            )
+
+
+class EventsQuery(Schema):
+    after = QueryInteger(load_default=0, validate=validate.Range(0, 2**53))
+    wait = QueryNumber(load_default=0.0, validate=validate.Range(0, 30))
