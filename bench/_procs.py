@@ -143,8 +143,16 @@ def start_redis(work: Path, name: str) -> tuple[Proc, int]:
 
 
 def start_gunicorn(
-    name: str, app: str, port: int, redis_port: int, args: argparse.Namespace, work: Path
+    name: str,
+    app: str,
+    port: int,
+    redis_port: int,
+    args: argparse.Namespace,
+    work: Path,
+    extra_env: dict[str, str] | None = None,
 ) -> Proc:
+    """gunicorn serving ``app`` with the benchmark's settings, plus ``extra_env``
+    (a variant of :mod:`bench.side_by_side`)."""
     env = dict(os.environ)
     env.update(
         HOST="127.0.0.1",
@@ -153,6 +161,7 @@ def start_gunicorn(
         REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",  # also keeps the ceiling at N workers
         RATE_LIMITS="false",
     )
+    env.update(extra_env or {})
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     argv = [str(VENV_BIN / "gunicorn"), "-c", str(ROOT / "deploy" / "gunicorn.conf.py"), app]
     proc = Proc(name, argv, env, work / f"{name}.log")
