@@ -118,7 +118,7 @@ def main() -> int:
     parser.add_argument("--b", nargs="*", default=[], metavar="NAME=value", help="variant B")
     parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
     parser.add_argument("--repeats", type=int, default=7, help="paired runs per scenario")
-    parser.add_argument("--duration", type=float, default=2.0, help="seconds per run")
+    parser.add_argument("--duration", type=int, default=2, help="seconds per run (whole: wrk)")
     parser.add_argument("--games", type=int, default=500, help="games the load cycles over")
     parser.add_argument("--templates", type=int, default=25, help="distinct played games")
     parser.add_argument("--workers", type=int, default=4)
@@ -160,7 +160,7 @@ def main() -> int:
 
         for scenario in args.scenarios:  # warm both up: imports, caches, connections
             for variant in ("a", "b"):
-                measure(scenario, targets[variant], args, work, min(1.0, args.duration))
+                measure(scenario, targets[variant], args, work, 1)
         log(f"warmed up; generator {'wrk' if args.wrk else 'python'}")
 
         runs = {s: {"a": [], "b": []} for s in args.scenarios}
