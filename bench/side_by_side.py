@@ -16,7 +16,8 @@ it (user + system, from ``/proc``), per request: on a noisy machine the CPU
 per request is the steadier figure.
 
 For each scenario it prints the medians of A and B and the median over repeats
-of the paired ratios B/A (req/s, p99, CPU per request), and writes them with
+of the paired ratios B/A (req/s, p99, CPU per request) with how many pairs
+went each way, and writes them with
 every run to ``bench/results/side_by_side.json`` (``--out``).
 """
 
@@ -89,6 +90,10 @@ def paired(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     out: dict[str, Any] = {"repeats": len(runs["a"])}
     for field in ("rps", "p99_ms", "cpu_us"):
         out[field] = {"a": median("a", field), "b": median("b", field), "b_over_a": ratio(field)}
+    pairs = list(zip(runs["a"], runs["b"], strict=True))
+    # how many pairs went each way: a median ratio from a few lopsided pairs shows here
+    out["b_slower"] = sum(b["rps"] < a["rps"] for a, b in pairs)
+    out["b_costlier"] = sum(b["cpu_us"] > a["cpu_us"] for a, b in pairs)
     out["bad"] = {v: sum(r["bad"] for r in runs[v]) for v in ("a", "b")}
     return out
 
@@ -98,7 +103,7 @@ def table(label_a: str, label_b: str, results: dict[str, dict[str, Any]]) -> str
         f"A: {label_a}  |  B: {label_b}",
         "",
         "| scenario | A req/s | B req/s | B/A req/s | p99 A ms | p99 B ms | B/A p99 "
-        "| CPU A µs/req | CPU B µs/req | B/A CPU | repeats |",
+        "| CPU A µs/req | CPU B µs/req | B/A CPU | pairs B slower / costlier |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for scenario, r in results.items():
@@ -107,7 +112,8 @@ def table(label_a: str, label_b: str, results: dict[str, dict[str, Any]]) -> str
         lines.append(
             f"| {scenario}{bad} | {rps['a']:.0f} | {rps['b']:.0f} | {rps['b_over_a']:.3f} "
             f"| {p99['a']:.1f} | {p99['b']:.1f} | {p99['b_over_a']:.3f} "
-            f"| {cpu['a']:.0f} | {cpu['b']:.0f} | {cpu['b_over_a']:.3f} | {r['repeats']} |"
+            f"| {cpu['a']:.0f} | {cpu['b']:.0f} | {cpu['b_over_a']:.3f} "
+            f"| {r['b_slower']} / {r['b_costlier']} of {r['repeats']} |"
         )
     return "\n".join(lines)
 
