@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install run test lint format typecheck bench bench-bots bench-http bench-report openapi docs soak clean
+.PHONY: install run test lint format typecheck bench bench-ab bench-bots bench-http bench-report openapi docs soak clean
 
 $(STAMP): pyproject.toml setup.py service/engine/_solver_native.c
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ bench-http: install ## HTTP throughput, with its ratio to a plain Flask ceiling 
 	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
 		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
 	$(PY) bench/http_bench.py
+
+AB ?= --a FAST_LANE=true --b FAST_LANE=false
+bench-ab: install ## two instances differing by environment, loaded in turn: make bench-ab AB="--a X=1 --b X=0"
+	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
+		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
+	$(PY) bench/side_by_side.py $(AB)
 
 bench-report: install ## chart + markdown table of the last bench-http run (bench/results/)
 	$(PY) bench/report.py

@@ -130,10 +130,19 @@ class Target:
         return self.server.port
 
 
-def serve(name: str, app: str, store: RedisServer, workers: int, work: Path) -> GunicornServer:
+def serve(
+    name: str,
+    app: str,
+    store: RedisServer,
+    workers: int,
+    work: Path,
+    extra_env: dict[str, str] | None = None,
+) -> GunicornServer:
     """``app`` under gunicorn with the service's settings and ``workers`` workers, on
-    ``store``; rate limits off, the access log formatted and sent to /dev/null."""
+    ``store``; rate limits off, the access log formatted and sent to /dev/null;
+    ``extra_env`` on top (a variant of ``bench/side_by_side.py``)."""
     env = {"REDIS_URL": store.url, "WEB_CONCURRENCY": str(workers)}  # the ceiling too
+    env.update(extra_env or {})
     server = GunicornServer(
         env, app=app, ready_path="/healthz", access_log=False, log_dir=work, name=name
     )
