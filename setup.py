@@ -41,10 +41,10 @@ COMPILED = [
     "service/engine/state.py",
     "service/engine/codec.py",
     "service/engine/view.py",
-    "service/tokens.py",
-    "service/record_format.py",
-    "service/bot_turns.py",
-    "service/games.py",
+    "service/hosting/tokens.py",
+    "service/hosting/document.py",
+    "service/hosting/bot_turns.py",
+    "service/hosting/record.py",
 ]
 """Compiled with mypyc.  Not ``service/engine/errors.py``: exception classes
 whose instances read a class-level ``code`` stay plain Python."""
@@ -114,7 +114,7 @@ class BuildExt(build_ext):
     def _manifest(self) -> Path:
         if getattr(self, "_next_to_sources", False):
             return ROOT / "service" / MANIFEST
-        return Path(self.get_ext_fullpath("service.games")).parent / MANIFEST
+        return Path(self.get_ext_fullpath("service.hosting.record")).parents[1] / MANIFEST
 
     def _write_manifest(self) -> None:
         target = self._manifest()

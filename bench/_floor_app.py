@@ -11,8 +11,8 @@ from collections.abc import Iterable
 
 from service.api.middleware import API_CSP, SECURITY_HEADERS, StartResponse
 from service.config import Config
+from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore
-from service.tokens import GAME_ID_PATTERN
 
 MOVES_PATH = re.compile(rf"/v1/games/({GAME_ID_PATTERN})/moves")
 

@@ -18,17 +18,17 @@ from typing import Any
 import redis
 
 from service.api.persistence import events_payload, snapshot
-from service.creation import create_record
 from service.engine.moves import Discard, Draw, Source
 from service.engine.shuffle import new_seed
 from service.engine.solver import best_arrangement
 from service.engine.state import Phase, legal_moves
 from service.engine.view import observe
-from service.fairplay import automatic_finish
-from service.games import GameRecord
+from service.hosting.record import GameRecord
+from service.hosting.seating import create_record
+from service.hosting.timers import automatic_finish
+from service.hosting.tokens import hash_token, new_game_id, new_token
 from service.store import GameStore, key
 from service.store.keys import EVENTS, STATE
-from service.tokens import hash_token, new_game_id, new_token
 
 
 def game_at_last_round(players: int) -> tuple[GameRecord, dict[int, str], list[Any]]:

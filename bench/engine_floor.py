@@ -35,7 +35,7 @@ from service.api.middleware import StartResponse
 from service.api.persistence import events_payload
 from service.engine.errors import EngineError
 from service.engine.moves import Move
-from service.games import GameRecord
+from service.hosting.record import GameRecord
 
 BEARER = "Bearer "
 

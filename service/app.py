@@ -14,9 +14,9 @@ from service.api.context import Services
 from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
 from service.config import Config
-from service.record_format import set_write_format
+from service.hosting.document import set_write_format
+from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore
-from service.tokens import GAME_ID_PATTERN
 
 API_VERSION = "1.0.0"
 

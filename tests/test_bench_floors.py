@@ -15,7 +15,7 @@ from typing import Any
 
 from bench._redis_stats import delta, redis_counters, round_trips
 from service.api.persistence import events_payload, snapshot
-from service.creation import create_record
+from service.hosting.seating import create_record
 from service.store import key
 from service.store.keys import EVENTS, STATE
 from tests.api.conftest import make_app

@@ -8,15 +8,15 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from service.creation import create_record
 from service.engine import solver as solver_module
 from service.engine.codec import ids_of_chars
 from service.engine.errors import StateFormatError
 from service.engine.moves import Draw, Source
 from service.engine.state import Phase
-from service.fairplay import automatic_finish
-from service.games import GameRecord
-from service.record_format import DOC_FORMAT, seat_part_for, set_write_format, with_results
+from service.hosting.document import DOC_FORMAT, seat_part_for, set_write_format, with_results
+from service.hosting.record import GameRecord
+from service.hosting.seating import create_record
+from service.hosting.timers import automatic_finish
 
 
 def assert_texts_match(record: GameRecord, version: int) -> None:

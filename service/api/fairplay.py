@@ -28,8 +28,8 @@ from service.api.persistence import (
     unauthorized,
 )
 from service.engine.records import Event
-from service.fairplay import build_replay, claim_reserved, rematch_record, set_autopilot
-from service.games import GameRecord
+from service.hosting.record import GameRecord
+from service.hosting.timers import build_replay, claim_reserved, rematch_record, set_autopilot
 from service.store import GameExists, VersionConflict
 
 blp = Blueprint(

@@ -32,7 +32,7 @@ from service.api import handlers, problems
 from service.api.answers import Answer
 from service.api.context import CALL_KEY, Call, Services
 from service.api.middleware import ROUTE_KEY, StartResponse, WSGIApp
-from service.tokens import GAME_ID_PATTERN
+from service.hosting.tokens import GAME_ID_PATTERN
 
 Handler = Callable[[str], Answer]
 

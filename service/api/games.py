@@ -1,6 +1,6 @@
 """Games over HTTP: create, join, views, moves and events.
 
-Each handler loads the game, calls one operation of :mod:`service.games` (which
+Each handler loads the game, calls one operation of :mod:`service.hosting.record` (which
 calls the engine), saves, and dumps the answer.  The hot ones (the views and
 moves) are answered by :mod:`service.api.handlers`, which the fast lane calls
 too.  Errors are mapped to problem+json by :mod:`service.api.problems`.
@@ -31,8 +31,8 @@ from service.api.persistence import (
     saved_answer,
     snapshot,
 )
-from service.creation import create_record
-from service.games import GameRecord
+from service.hosting.record import GameRecord
+from service.hosting.seating import create_record
 from service.store import GameExists
 
 blp = Blueprint(

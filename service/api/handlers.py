@@ -32,10 +32,10 @@ from service.api.persistence import (
 )
 from service.api.problems import ApiError
 from service.engine.moves import Move
-from service.games import GameRecord
-from service.record_format import saved_public_view, seat_part_for, with_seat_part
+from service.hosting.document import saved_public_view, seat_part_for, with_seat_part
+from service.hosting.record import GameRecord
+from service.hosting.tokens import hash_token
 from service.store import GameNotFound
-from service.tokens import hash_token
 
 
 def public_view(game_id: str) -> Answer:

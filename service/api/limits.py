@@ -40,8 +40,8 @@ from service.api.context import Call
 from service.api.persistence import bearer_token
 from service.api.problems import ApiError, problem
 from service.config import Config
+from service.hosting.tokens import hash_token
 from service.store import bounded
-from service.tokens import hash_token
 
 log = logging.getLogger(__name__)
 

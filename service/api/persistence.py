@@ -23,11 +23,11 @@ from service.api.context import Call, call, store
 from service.api.etags import STAR, parse_tags, version_of
 from service.api.problems import ApiError
 from service.engine.records import Event
-from service.fairplay import apply_timeouts
-from service.games import GameRecord
-from service.record_format import saved_public_view
+from service.hosting.document import saved_public_view
+from service.hosting.record import GameRecord
+from service.hosting.timers import apply_timeouts
+from service.hosting.tokens import hash_token
 from service.store import GameNotFound, IdempotentReplay, VersionConflict
-from service.tokens import hash_token
 
 MAX_ATTEMPTS = 4
 IDEMPOTENCY_KEY_MAX = 255

@@ -34,7 +34,7 @@ from service.engine.rules import Game, Options, preset
 from service.engine.shuffle import Shuffler
 from service.engine.state import State
 from service.engine.view import observe
-from service.tokens import seed_from_client
+from service.hosting.tokens import seed_from_client
 
 Timer = Callable[[str, int, float], None]  # (level, hand size, seconds)
 

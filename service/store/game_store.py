@@ -12,7 +12,7 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
   round; writes leave them alone when not given), ``p`` the public view
   without those results, ``q`` every seated player's part of their view
   (private: read only for the holder of its token, see
-  :func:`service.record_format.seat_part_for`), ``t`` turn deadline, ``s`` last
+  :func:`service.hosting.document.seat_part_for`), ``t`` turn deadline, ``s`` last
   event seq, ``n`` last write id;
 * ``t13:{id}:events`` stream — entry id ``<seq>-0``, fields ``seat`` ("" public,
   "N" private to seat N) and ``e`` (the event JSON);

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 import orjson
 
 from service.engine.cards import cards_from_codes
-from service.games import GameRecord
-from service.record_format import DOC_FORMAT, set_write_format, with_results
+from service.hosting.document import DOC_FORMAT, set_write_format, with_results
+from service.hosting.record import GameRecord
 from service.store import key
 from tests.api.conftest import create_game, make_app, play_on, play_one
 

@@ -12,7 +12,6 @@ import time
 from typing import Any
 
 from service import bots
-from service.bot_turns import History
 from service.engine.errors import (
     EngineError,
     GameNotInProgressError,
@@ -25,8 +24,9 @@ from service.engine.rules import Game, Options, card_points
 from service.engine.shuffle import commitment, new_seed
 from service.engine.state import Phase, State, legal_moves
 from service.engine.view import observe
-from service.games import GameRecord, HostingError, Seat
-from service.tokens import hash_token, new_token, rematch_game_id
+from service.hosting.bot_turns import History
+from service.hosting.record import GameRecord, HostingError, Seat
+from service.hosting.tokens import hash_token, new_token, rematch_game_id
 
 AUTOPILOT_LEVEL = "basic"
 

@@ -2,9 +2,9 @@
 the operations on it.  No Flask and no Redis here: the API loads a record from
 the store, calls one operation, and saves the record and the events it returns.
 
-A record is versioned JSON (``DOC_FORMAT``, see :mod:`service.record_format`),
+A record is versioned JSON (``DOC_FORMAT``, see :mod:`service.hosting.document`),
 serialized with orjson; the engine state inside it has its own format version.
-A new game's record is made by :func:`service.creation.create_record`.
+A new game's record is made by :func:`service.hosting.seating.create_record`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 import orjson
 from mypy_extensions import mypyc_attr
 
-from service.bot_turns import History, play_bots
 from service.engine.codec import (
     chars_of_ids,
     game_for,
@@ -44,7 +43,8 @@ from service.engine.view import (
     observe,
     seat_part,
 )
-from service.record_format import (
+from service.hosting.bot_turns import History, play_bots
+from service.hosting.document import (
     DROP_RESULTS,
     READABLE_FORMATS,
     seat_parts_text,
@@ -52,7 +52,7 @@ from service.record_format import (
     with_seat_part,
     write_format,
 )
-from service.tokens import hash_token, new_token
+from service.hosting.tokens import hash_token, new_token
 
 
 # Exceptions stay plain Python classes when this module is compiled: their
@@ -301,7 +301,7 @@ class GameRecord:
 
     def seat_parts_json(self, version: int, ready: tuple[int, bytes] | None = None) -> bytes:
         """Every seat's part of its view at ``version``, keyed by its token's hash
-        (:func:`~service.record_format.seat_parts_text`), as saved beside the public
+        (:func:`~service.hosting.document.seat_parts_text`), as saved beside the public
         view: a seat's view then needs neither the document nor the engine
         (``ready``: a seat's part built already).  Seats without a token (bots) have
         no view."""

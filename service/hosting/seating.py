@@ -1,5 +1,5 @@
 """A new hosted game: the create request's players, seats, ruleset, options and
-seed checked and made into a :class:`~service.games.GameRecord`, with the
+seed checked and made into a :class:`~service.hosting.record.GameRecord`, with the
 tokens of its human seats (a full table is dealt at once)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from service.engine.errors import InvalidOptionError
 from service.engine.records import Event
 from service.engine.rules import Game, Options, preset
 from service.engine.shuffle import new_seed
-from service.games import GameRecord, Seat
-from service.tokens import hash_token, new_game_id, new_token, seed_from_client
+from service.hosting.record import GameRecord, Seat
+from service.hosting.tokens import hash_token, new_game_id, new_token, seed_from_client
 
 
 def create_record(

@@ -19,7 +19,7 @@ from service.engine.state import State
 from service.engine.view import observe
 
 if TYPE_CHECKING:
-    from service.games import GameRecord
+    from service.hosting.record import GameRecord
 
 History = Callable[[], list[dict[str, Any]]]
 """Loads the game's stored public events (as the events endpoint shows them)."""
@@ -28,7 +28,7 @@ BOT_MOVES_PER_CALL = 32
 """The most bot moves one call plays: a lap of seven bots (14 moves) fits twice, and
 the costliest bot (``strong``, 8 seats, its history read) stays well under a second.
 When bots are left to play, the game is due again at once, so the next request that
-touches it plays the next stretch (:func:`service.fairplay.apply_timeouts`)."""
+touches it plays the next stretch (:func:`service.hosting.timers.apply_timeouts`)."""
 
 
 def play_bots(

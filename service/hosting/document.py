@@ -1,6 +1,6 @@
 """The stored game record's document format, and the texts of its views.
 
-A record (:class:`service.games.GameRecord`) is versioned JSON
+A record (:class:`service.hosting.record.GameRecord`) is versioned JSON
 (:data:`DOC_FORMAT`); this process writes the format :func:`set_write_format`
 chose and reads them all.  A saved view text leaves out the finished rounds'
 results, stored apart since format 2, and :func:`with_results` puts them back
