@@ -9,7 +9,8 @@ PORT   ?= 8000
 .PHONY: install run test lint format typecheck bench bench-bots bench-http bench-report openapi soak clean
 
 $(STAMP): pyproject.toml setup.py service/engine/_solver_native.c $(wildcard service/engine/*.py) \
-		service/hosting/record.py service/hosting/tokens.py service/hosting/document.py service/hosting/bot_turns.py
+		service/hosting/record.py service/hosting/game_views.py service/hosting/tokens.py \
+		service/hosting/document.py service/hosting/bot_turns.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)

@@ -45,6 +45,7 @@ COMPILED = [
     "service/hosting/document.py",
     "service/hosting/bot_turns.py",
     "service/hosting/record.py",
+    "service/hosting/game_views.py",
 ]
 """Compiled with mypyc.  Not ``service/engine/errors.py``: exception classes
 whose instances read a class-level ``code`` stay plain Python."""

@@ -5,7 +5,7 @@ the benchmark's moves scenario, like ``bench/move_floor.py``, and doing what a
 move must do for the game itself: the two round trips through the service's
 store, the record loaded from its document, the seat found from the bearer
 token, the move parsed, played by the engine (``GameRecord.play``), the
-answer, public view and seats' parts built (``GameRecord.move_texts``) and
+answer, public view and seats' parts built (``game_views.move_texts``) and
 saved with the new document and the move's events (``GameStore.commit``).
 Its answer is the service's, byte for byte.
 
@@ -32,9 +32,10 @@ import orjson
 
 from bench._floor_app import MOVES_PATH, healthy, move_headers, store_from_env
 from service.api.middleware import StartResponse
-from service.api.persistence import events_payload
+from service.api.snapshots import events_payload
 from service.engine.errors import EngineError
 from service.engine.moves import Move
+from service.hosting import game_views
 from service.hosting.record import GameRecord
 
 BEARER = "Bearer "
@@ -61,7 +62,7 @@ def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[byte
         events = record.play(seat, Move.from_dict(orjson.loads(body)))
     except (EngineError, ValueError):  # malformed or illegal (orjson's error is a ValueError)
         return _refused(start_response)
-    public, text, seat_parts = record.move_texts(version + 1, seat)
+    public, text, seat_parts = game_views.move_texts(record, version + 1, seat)
     store.commit(
         game_id,
         version,

@@ -101,7 +101,7 @@ from bench._summary import (  # noqa: E402
     with_view_cost_verdict,
     write_json,
 )
-from service.api.persistence import events_payload, snapshot  # noqa: E402
+from service.api.snapshots import events_payload, snapshot  # noqa: E402
 from service.store import GameStore, key  # noqa: E402
 from service.store.keys import EVENTS, STATE  # noqa: E402
 from tests.redis_server import free_port  # noqa: E402

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from bench._redis_stats import delta, redis_counters, round_trips
-from service.api.persistence import events_payload, snapshot
+from service.api.snapshots import events_payload, snapshot
 from service.hosting.seating import create_record
 from service.store import key
 from service.store.keys import EVENTS, STATE

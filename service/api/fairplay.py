@@ -11,26 +11,19 @@ from marshmallow import Schema, fields, validate
 
 from service import bots
 from service.api import schemas
-from service.api.answers import Answer
+from service.api.answers import Answer, json_response
+from service.api.auth import require_seat, require_token
 from service.api.blueprint import Blueprint
 from service.api.context import store
-from service.api.games import ERRORS_PLAYER, ERRORS_READ, _document_errors
-from service.api.persistence import (
-    MAX_ATTEMPTS,
-    Outcome,
-    bearer_token,
-    change,
-    current,
-    events_payload,
-    json_response,
-    require_seat,
-    snapshot,
-    unauthorized,
-)
+from service.api.games import ERRORS_PLAYER, ERRORS_READ, document_errors
+from service.api.snapshots import snapshot
+from service.api.writes import ChangeOutcome, Write, change, create_game, current, optimistic_write
 from service.engine.records import Event
 from service.hosting.record import GameRecord
-from service.hosting.timers import build_replay, claim_reserved, rematch_record, set_autopilot
-from service.store import GameExists, VersionConflict
+from service.hosting.replays import build_replay, rematch_record
+from service.hosting.seating import claim_reserved
+from service.hosting.timers import set_autopilot
+from service.store import GameExists
 
 blp = Blueprint(
     "fairplay", __name__, url_prefix="/v1/games", description="Autopilot, rematches, replays"
@@ -72,13 +65,12 @@ class ReplayOut(Schema):
 
 
 def _seat_change(game_id: str, level: str | None) -> Answer:
-    if bearer_token() is None:
-        raise unauthorized("send Authorization: Bearer <token> for your seat")
+    require_token()
 
-    def operation(version: int, record: GameRecord) -> Outcome:
+    def operation(version: int, record: GameRecord) -> ChangeOutcome:
         seat = require_seat(record)
         events = set_autopilot(record, seat, level)
-        return Outcome(events, seat=seat)
+        return ChangeOutcome(events, seat=seat)
 
     return change(game_id, operation)
 
@@ -88,7 +80,7 @@ class Autopilot(MethodView):
     @blp.doc(operationId="startAutopilot", security=[{"bearer": []}])
     @blp.arguments(AutopilotIn)
     @blp.response(200, schemas.PlayerView)
-    @_document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level"})
+    @document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level"})
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Hand your seat to a bot
 
@@ -99,7 +91,7 @@ class Autopilot(MethodView):
 
     @blp.doc(operationId="stopAutopilot", security=[{"bearer": []}])
     @blp.response(200, schemas.PlayerView)
-    @_document_errors(blp, ERRORS_PLAYER)
+    @document_errors(blp, ERRORS_PLAYER)
     def delete(self, game_id: str) -> Response:
         """Take your seat back from the bot"""
         return _seat_change(game_id, None).response()
@@ -113,7 +105,7 @@ class RematchOut(schemas.JoinOut):
 class Rematch(MethodView):
     @blp.doc(operationId="rematch", security=[{"bearer": []}])
     @blp.response(201, RematchOut)
-    @_document_errors(blp, {**ERRORS_PLAYER, 409: "Game not finished, or seat claimed"})
+    @document_errors(blp, {**ERRORS_PLAYER, 409: "Game not finished, or seat claimed"})
     def post(self, game_id: str) -> Response:
         """Rematch
 
@@ -121,12 +113,10 @@ class Rematch(MethodView):
         Each human player calls this with their token to take their seat in the
         new game (and a new token); it deals once every seat is claimed.
         """
-        token = bearer_token()
-        if token is None:
-            raise unauthorized("send Authorization: Bearer <token> for your seat")
+        token = require_token()
         new_id = _rematch_id(game_id)
 
-        def claim(version: int, record: GameRecord) -> Outcome:
+        def claim(version: int, record: GameRecord) -> ChangeOutcome:
             seat, new_token, events = claim_reserved(record, token)
 
             def build(new_version: int) -> tuple[int, Any]:
@@ -140,7 +130,7 @@ class Rematch(MethodView):
                 return 201, body
 
             location = url_for("games.Game", game_id=record.id)
-            return Outcome(events, build, {"Location": location})
+            return ChangeOutcome(events, build, {"Location": location})
 
         return change(new_id, claim).response()
 
@@ -151,31 +141,25 @@ def _rematch_id(game_id: str) -> str:
     Its id is the finished game's own function (:func:`rematch_game_id`), so
     players asking at once create the same game: the first creation stands, the
     others find it there.  Then the finished game links it (once)."""
-    version, old = current(game_id)
+    _version, old = current(game_id)
     require_seat(old)
     if old.rematch_id is not None:
         return old.rematch_id
     new = rematch_record(old)
     created = Event("game_created", {"seats": len(new.seats), "rematch_of": old.id})
     try:
-        store().create(new.id, new.to_bytes(), events_payload([created]), **snapshot(new, 1))
+        create_game(new, [created])
     except GameExists:
         pass  # another player asked at the same time: theirs is this very game
-    for _attempt in range(MAX_ATTEMPTS):
-        if old.rematch_id is not None:
-            break
-        old.rematch_id = new.id
-        try:
-            store().commit(
-                game_id,
-                version,
-                old.to_bytes(),
-                events_payload([Event("rematch_created", {"game": new.id})]),
-                **snapshot(old, version + 1),
-            )
-            break
-        except VersionConflict:
-            version, old = current(game_id)
+
+    def link(version: int, record: GameRecord) -> tuple[Write | None, None]:
+        if record.rematch_id is not None:
+            return None, None
+        record.rematch_id = new.id
+        linked = Event("rematch_created", {"game": new.id})
+        return Write([linked], snapshot(record, version + 1)), None
+
+    optimistic_write(game_id, link)
     return new.id
 
 
@@ -183,7 +167,7 @@ def _rematch_id(game_id: str) -> str:
 class Replay(MethodView):
     @blp.doc(operationId="getReplay")
     @blp.response(200, ReplayOut)
-    @_document_errors(blp, {**ERRORS_READ, 409: "Game not finished"})
+    @document_errors(blp, {**ERRORS_READ, 409: "Game not finished"})
     def get(self, game_id: str) -> Response:
         """Replay of a finished game
 

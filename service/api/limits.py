@@ -36,8 +36,8 @@ from limits import parse_many
 from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 
+from service.api.auth import bearer_token
 from service.api.context import Call
-from service.api.persistence import bearer_token
 from service.api.problems import ApiError, problem
 from service.config import Config
 from service.hosting.tokens import hash_token

@@ -13,9 +13,9 @@ from marshmallow import Schema, fields
 from swagger_ui_bundle import swagger_ui_path
 
 from service.api import metrics, schemas
+from service.api.answers import json_response
 from service.api.blueprint import Blueprint as ApiBlueprint
 from service.api.context import store
-from service.api.persistence import json_response
 from service.api.problems import RETRY_AFTER_SECONDS, problem
 from service.store.shutdown import shutting_down
 

@@ -10,8 +10,8 @@ from flask.views import MethodView
 
 from service import bots
 from service.api import schemas
+from service.api.answers import json_response
 from service.api.blueprint import Blueprint
-from service.api.persistence import json_response
 from service.engine.cards import Card, Rank, parse_cards
 from service.engine.errors import InvalidMeldsError, InvalidOptionError, MalformedError
 from service.engine.melds import classify_meld

@@ -10,7 +10,7 @@ import orjson
 
 from service.engine.shuffle import commitment
 from service.hosting.bot_turns import BOT_MOVES_PER_CALL
-from service.hosting.timers import verify_replay
+from service.hosting.replays import verify_replay
 from service.hosting.verify import main as verify_main
 from service.store import key
 from tests.api.conftest import create_game
