@@ -63,7 +63,7 @@ StoredEvent = bytes | tuple[bytes, int | None]
 """An event as stored: its JSON bytes, public; or ``(json, seat)`` — private to
 ``seat`` unless None."""
 
-Idempotency = tuple[str, bytes, bytes]
+IdempotencyRecord = tuple[str, bytes, bytes]
 """The idempotency record a write saves: ``(key hash, request fingerprint, answer)``."""
 
 
@@ -102,7 +102,7 @@ def _script_input(
     head: list[bytes | str | int],
     tail: list[bytes | str | int],
     events: Sequence[StoredEvent],
-    idempotency: Idempotency | None,
+    idempotency: IdempotencyRecord | None,
     idempotency_ttl: int,
     *extra: int,
 ) -> tuple[list[str], list[bytes | str | int]]:
@@ -207,7 +207,7 @@ class GameStore:
         doc: bytes,
         events: Sequence[StoredEvent] = (),
         *,
-        idempotency: Idempotency | None = None,
+        idempotency: IdempotencyRecord | None = None,
         public: bytes = b"",
         deadline: float | None = None,
         results: bytes | None = None,
@@ -315,7 +315,7 @@ class GameStore:
         doc: bytes,
         events: Sequence[StoredEvent] = (),
         *,
-        idempotency: Idempotency | None = None,
+        idempotency: IdempotencyRecord | None = None,
         public: bytes = b"",
         deadline: float | None = None,
         results: bytes | None = None,
