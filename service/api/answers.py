@@ -87,13 +87,7 @@ def not_modified_answer(version: int) -> Answer:
     return Answer(304, [("ETag", f'"{version}"')])
 
 
-def json_response(
-    body: Any,
-    status: int = 200,
-    *,
-    version: int | None = None,
-    headers: dict[str, str] | None = None,
-) -> Response:
-    """A JSON ``Response`` dumped with orjson (for the Flask views); ``version``
-    adds the ETag."""
-    return json_answer(body, status, version=version, headers=headers).response()
+def json_response(body: Any, status: int = 200, **answer: Any) -> Response:
+    """:func:`json_answer` (``version``, ``headers``) as a Flask ``Response``, for
+    the Flask views."""
+    return json_answer(body, status, **answer).response()

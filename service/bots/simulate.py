@@ -70,8 +70,7 @@ def play_game(
     shuffler = Shuffler.from_hex(seed)
     times: list[tuple[str, int, float]] = []
     while state.round is not None:
-        rnd = state.round
-        seat = rnd.turn
+        seat = state.round.turn
         view = observe(state, seat)
         rng = turn_rng(shuffler, state)
         level = levels[seat]
