@@ -11,8 +11,8 @@ from service.engine.moves import Move
 from service.engine.rules import Game, Options
 from service.engine.shuffle import commitment, new_seed
 from service.engine.state import State
-from service.hosting.errors import GameNotFinishedError
 from service.hosting.record import GameRecord, Seat
+from service.hosting.refusals import GameNotFinishedError
 from service.hosting.tokens import rematch_game_id
 
 # -- rematch ------------------------------------------------------------------------

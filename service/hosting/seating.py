@@ -13,8 +13,8 @@ from service.engine.records import Event
 from service.engine.rules import Game, Options, preset
 from service.engine.shuffle import new_seed
 from service.hosting.bot_turns import check_bot_level
-from service.hosting.errors import GameFullError, NotSeatedError, SeatClaimedError
 from service.hosting.record import GameRecord, Seat
+from service.hosting.refusals import GameFullError, NotSeatedError, SeatClaimedError
 from service.hosting.tokens import hash_token, new_game_id, new_token, seed_from_client
 
 
