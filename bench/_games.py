@@ -17,18 +17,18 @@ from typing import Any
 
 import redis
 
-from service.api.persistence import events_payload, snapshot
-from service.creation import create_record
+from service.api.snapshots import events_payload, snapshot
 from service.engine.moves import Discard, Draw, Source
 from service.engine.shuffle import new_seed
 from service.engine.solver import best_arrangement
 from service.engine.state import Phase, legal_moves
 from service.engine.view import observe
-from service.fairplay import automatic_finish
-from service.games import GameRecord
+from service.hosting.record import GameRecord
+from service.hosting.seating import create_record, issue_token
+from service.hosting.timers import automatic_finish
+from service.hosting.tokens import new_game_id
 from service.store import GameStore, key
 from service.store.keys import EVENTS, STATE
-from service.tokens import hash_token, new_game_id, new_token
 
 
 def game_at_last_round(players: int) -> tuple[GameRecord, dict[int, str], list[Any]]:
@@ -77,8 +77,7 @@ def clone(template: GameRecord, events: list[Any]) -> tuple[GameRecord, dict[int
     record.id = new_game_id()
     tokens = {}
     for seat in record.seats:
-        tokens[seat.seat] = new_token()
-        seat.token_hash = hash_token(tokens[seat.seat])
+        tokens[seat.seat] = issue_token(seat)
     state = record.state
     assert state is not None and state.round is not None and state.round.turns_taken == 0
     record.seed = state.seed = new_seed()

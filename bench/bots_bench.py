@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service.bots import LEVELS  # noqa: E402
 from service.bots.simulate import (  # noqa: E402
-    Outcome,
+    SimulatedGame,
     format_table,
     game_seed,
     paired_difference,
@@ -80,7 +80,7 @@ def strength(
     for levels in PAIRINGS:
         count = games_multi if len(levels) > 2 else games
         t0 = time.perf_counter()
-        outcomes: list[Outcome] = list(
+        outcomes: list[SimulatedGame] = list(
             run_games(levels, options, count, f"{seed}:{','.join(levels)}", jobs=jobs)
         )
         took = time.perf_counter() - t0

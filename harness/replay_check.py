@@ -20,9 +20,9 @@ from service.engine.codec import state_to_compact
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.rules import Game, Options
 from service.engine.state import State
-from service.games import GameRecord
+from service.hosting.record import GameRecord
+from service.hosting.tokens import seed_from_client
 from service.store.keys import STATE, key
-from service.tokens import seed_from_client
 
 
 def moves_from_events(events: list[dict[str, Any]]) -> list[tuple[int, Move]]:

@@ -23,9 +23,8 @@ from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
 from service.api.schemas import moves, outputs
 from service.config import Config
-from service.record_format import set_write_format
+from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore
-from service.tokens import GAME_ID_PATTERN
 
 API_VERSION = "1.0.0"
 
@@ -75,7 +74,6 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     """Build the app for ``config`` (default: from the environment)."""
     config = config or Config.from_env()
     logs.configure(config.log_level)
-    set_write_format(config.game_format)
     if config.redis_url is None:
         log.warning(
             "REDIS_URL is not set: games live in an embedded in-process store "

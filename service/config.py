@@ -61,15 +61,6 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar("IDEMPOTENCY_TTL_SECONDS", "86400", "How long an `Idempotency-Key` is remembered."),
     EnvVar("LONG_POLL_MAX_SECONDS", "30", "Upper bound of `wait` on the events endpoint."),
-    EnvVar(
-        "GAME_FORMAT",
-        "3",
-        "Format of the game documents written: `3` (compact: a character a card), or what "
-        "an older release writes while instances of it still run, as they cannot read "
-        "newer formats: `2` (results stored apart) for the release before this one, `1` "
-        "for the one before that. Set it to the old release's format while rolling over "
-        "from it, then to `3`; all three are always read.",
-    ),
     EnvVar("LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING, ERROR or CRITICAL."),
     EnvVar("MAX_BODY_BYTES", "65536", "Largest request body accepted (413 beyond)."),
     EnvVar("RATE_LIMITS", "true", "Enable per-client rate limits."),
@@ -189,7 +180,6 @@ class Config:
     game_ttl_seconds: int = 604800
     idempotency_ttl_seconds: int = 86400
     long_poll_max_seconds: int = 30
-    game_format: int = 3
     log_level: str = "INFO"
     max_body_bytes: int = 65536
     rate_limits_enabled: bool = True
@@ -236,7 +226,6 @@ class Config:
             game_ttl_seconds=env.integer("GAME_TTL_SECONDS", minimum=60),
             idempotency_ttl_seconds=env.integer("IDEMPOTENCY_TTL_SECONDS", minimum=1),
             long_poll_max_seconds=env.integer("LONG_POLL_MAX_SECONDS", minimum=0, maximum=300),
-            game_format=env.integer("GAME_FORMAT", minimum=1, maximum=3),
             log_level=env.choice("LOG_LEVEL", _LOG_LEVELS),
             max_body_bytes=env.integer("MAX_BODY_BYTES", minimum=1024),
             rate_limits_enabled=env.boolean("RATE_LIMITS"),

@@ -1,4 +1,4 @@
-"""GameRecord.move_texts: the one-pass texts a move saves and answers are exactly
+"""game_views.move_texts: the one-pass texts a move saves and answers are exactly
 the public view (completed with the results stored apart), the seat's view and
 every seat's saved part of it, at every stage of a game; and a record saved apart
 from its results loads back."""
@@ -8,30 +8,34 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from service.creation import create_record
 from service.engine import solver as solver_module
 from service.engine.codec import ids_of_chars
 from service.engine.errors import StateFormatError
 from service.engine.moves import Draw, Source
 from service.engine.state import Phase
-from service.fairplay import automatic_finish
-from service.games import GameRecord
-from service.record_format import DOC_FORMAT, seat_part_for, set_write_format, with_results
+from service.hosting import game_views
+from service.hosting.document import DOC_FORMAT, seat_part_for, with_results
+from service.hosting.game_views import move_texts, seat_parts_json, seat_view_json
+from service.hosting.record import GameRecord
+from service.hosting.seating import create_record
+from service.hosting.timers import automatic_finish
 
 
 def assert_texts_match(record: GameRecord, version: int) -> None:
     for seat in range(len(record.seats)):
-        public, text, parts = record.move_texts(version, seat)
-        assert parts == record.seat_parts_json(version)
+        public, text, parts = move_texts(record, version, seat)
+        assert parts == seat_parts_json(record, version)
         token_hash = record.seats[seat].token_hash
         if token_hash is not None:
             part = seat_part_for(parts, version, token_hash)
             assert part is not None and text.endswith(b"," + part[1:])
         assert "results" not in orjson.loads(public)
-        assert with_results(public, record.results_json()) == orjson.dumps(record.view(version))
-        assert text == orjson.dumps(record.view(version, seat))
+        assert with_results(public, record.results_json()) == orjson.dumps(
+            game_views.view(record, version)
+        )
+        assert text == orjson.dumps(game_views.view(record, version, seat))
         saved = with_results(public, record.results_json())  # as a read completes it
-        assert record.seat_view_json(saved, seat) == text
+        assert seat_view_json(record, saved, seat) == text
         view = orjson.loads(text)
         private = ("seat", "hand", "legal_moves", "arrangement")
         public_view = orjson.loads(with_results(public, record.results_json()))
@@ -74,7 +78,7 @@ def test_view_json_is_the_public_view_and_the_seat_view_through_a_game() -> None
     assert_texts_match(record, version)
 
 
-def test_every_format_loads_the_same_record_and_the_next_save_is_compact() -> None:
+def test_the_document_loads_the_same_record_and_is_compact() -> None:
     record, _tokens, _events = create_record(
         [{"name": "a"}, {"name": "b"}, {"name": "c"}], None, "party", {}, "formats", True
     )
@@ -83,44 +87,24 @@ def test_every_format_loads_the_same_record_and_the_next_save_is_compact() -> No
         play_turn(record)
     record.to_bytes()  # arranges every human hand, as a save does
     results = record.results_json()
-    for doc_format in (2, 3):
-        set_write_format(doc_format)
-        try:
-            doc = record.to_bytes()
-        finally:
-            set_write_format(DOC_FORMAT)
-        assert orjson.loads(doc)["f"] == doc_format
-        loaded = GameRecord.loaded(doc, results)
-        assert loaded == record
-        assert loaded.arrangements == record.arrangements
-        assert orjson.loads(loaded.to_bytes())["f"] == 3
-    compact = len(record.to_bytes())
-    set_write_format(2)
-    try:
-        old = len(record.to_bytes())
-    finally:
-        set_write_format(DOC_FORMAT)
-    assert compact < 0.8 * old
+    doc = record.to_bytes()
+    assert orjson.loads(doc)["f"] == DOC_FORMAT == 3
+    loaded = GameRecord.loaded(doc, results)
+    assert loaded == record
+    assert loaded.arrangements == record.arrangements
+    assert orjson.loads(loaded.to_bytes())["f"] == 3
 
 
-def test_a_record_saved_by_format_1_loads_and_moves_its_results_out() -> None:
+def test_a_document_of_another_format_is_refused() -> None:
+    """One format is read: a document of any other is a clear error, not a guess."""
     record, _tokens, _events = create_record(
-        [{"name": "a"}, {"name": "b"}], None, "classic", {}, "format-1", True
+        [{"name": "a"}, {"name": "b"}], None, "classic", {}, None, False
     )
-    assert record.state is not None
-    while len(record.state.results) < 2:
-        play_turn(record)
-    set_write_format(2)  # format 1 is format 2's layout with the results inside
-    try:
+    for other in (1, 2, 4, None):
         doc = orjson.loads(record.to_bytes())
-    finally:
-        set_write_format(DOC_FORMAT)
-    doc["f"] = 1
-    doc["state"]["results"] = record.results_json().decode()  # where format 1 kept them
-    old = GameRecord.loaded(orjson.dumps(doc), None)
-    assert old == record
-    assert old.results_to_save() == record.results_json()  # saved apart on the next write
-    assert "results" not in orjson.loads(old.to_bytes())["state"]
+        doc["f"] = other
+        with pytest.raises(StateFormatError, match=f"unknown game document format {other}"):
+            GameRecord.loaded(orjson.dumps(doc), record.results_json())
 
 
 def test_a_document_without_its_results_is_refused() -> None:
@@ -151,7 +135,7 @@ def test_stored_arrangements_are_the_solved_ones_and_spare_the_solve() -> None:
     while record.state is not None and record.state.round is not None and version < 400:
         seat = play_turn(record)
         version += 1
-        record.move_texts(version, seat)  # what a move answers: the mover's view
+        move_texts(record, version, seat)  # what a move answers: the mover's view
         doc, results = record.to_bytes(), record.results_json()
         rows = orjson.loads(doc)["arr"]
         if record.state.round is None:
@@ -164,11 +148,11 @@ def test_stored_arrangements_are_the_solved_ones_and_spare_the_solve() -> None:
         assert saved == {0, 1, 2}  # every seat's hand, the movers' and the others
         fresh = GameRecord.from_bytes(doc, results)
         fresh.arrangements.clear()
-        expected = {s: orjson.dumps(fresh.view(version, s)) for s in range(3)}
+        expected = {s: orjson.dumps(game_views.view(fresh, version, s)) for s in range(3)}
         loaded = GameRecord.loaded(doc, results)
         for s in range(3):
             before = solves()
-            assert orjson.dumps(loaded.view(version, s)) == expected[s]
+            assert orjson.dumps(game_views.view(loaded, version, s)) == expected[s]
             if s in saved:
                 assert solves() == before, "a stored arrangement was solved again"
         spared += len(saved)

@@ -8,25 +8,19 @@ import orjson
 from flask import Response, url_for
 from flask.views import MethodView
 
+from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.context import store
-from service.api.persistence import (
-    MAX_ATTEMPTS,
-    Outcome,
-    bearer_token,
-    change,
-    current,
-    events_payload,
-    require_seat,
-    snapshot,
-    unauthorized,
-)
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
+from service.api.snapshots import snapshot
+from service.api.writes import ChangeOutcome, Write, change, create_game, current, optimistic_write
 from service.engine.records import Event
-from service.fairplay import build_replay, claim_reserved, rematch_record, set_autopilot
-from service.games import GameRecord
-from service.store import GameExists, VersionConflict
+from service.hosting.record import GameRecord
+from service.hosting.replays import build_replay, rematch_record
+from service.hosting.seating import claim_reserved
+from service.hosting.timers import set_autopilot
+from service.store import GameExists
 
 blp = Blueprint(
     "fairplay", __name__, url_prefix="/v1/games", description="Autopilot, rematches, replays"
@@ -34,13 +28,12 @@ blp = Blueprint(
 
 
 def _seat_change(game_id: str, level: str | None) -> Response:
-    if bearer_token() is None:
-        raise unauthorized("send Authorization: Bearer <token> for your seat")
+    require_token()
 
-    def operation(version: int, record: GameRecord) -> Outcome:
+    def operation(version: int, record: GameRecord) -> ChangeOutcome:
         seat = require_seat(record)
         events = set_autopilot(record, seat, level)
-        return Outcome(events, seat=seat)
+        return ChangeOutcome(events, seat=seat)
 
     return change(game_id, operation)
 
@@ -79,12 +72,10 @@ class Rematch(MethodView):
         Each human player calls this with their token to take their seat in the
         new game (and a new token); it deals once every seat is claimed.
         """
-        token = bearer_token()
-        if token is None:
-            raise unauthorized("send Authorization: Bearer <token> for your seat")
+        token = require_token()
         new_id = _rematch_id(game_id)
 
-        def claim(version: int, record: GameRecord) -> Outcome:
+        def claim(version: int, record: GameRecord) -> ChangeOutcome:
             seat, new_token, events = claim_reserved(record, token)
 
             def build(new_version: int) -> tuple[int, Any]:
@@ -98,7 +89,7 @@ class Rematch(MethodView):
                 return 201, body
 
             location = url_for("games.Game", game_id=record.id)
-            return Outcome(events, build, {"Location": location})
+            return ChangeOutcome(events, build, {"Location": location})
 
         return change(new_id, claim)
 
@@ -109,31 +100,25 @@ def _rematch_id(game_id: str) -> str:
     Its id is the finished game's own function (:func:`rematch_game_id`), so
     players asking at once create the same game: the first creation stands, the
     others find it there.  Then the finished game links it (once)."""
-    version, old = current(game_id)
+    _version, old = current(game_id)
     require_seat(old)
     if old.rematch_id is not None:
         return old.rematch_id
     new = rematch_record(old)
     created = Event("game_created", {"seats": len(new.seats), "rematch_of": old.id})
     try:
-        store().create(new.id, new.to_bytes(), events_payload([created]), **snapshot(new, 1))
+        create_game(new, [created])
     except GameExists:
         pass  # another player asked at the same time: theirs is this very game
-    for _attempt in range(MAX_ATTEMPTS):
-        if old.rematch_id is not None:
-            break
-        old.rematch_id = new.id
-        try:
-            store().commit(
-                game_id,
-                version,
-                old.to_bytes(),
-                events_payload([Event("rematch_created", {"game": new.id})]),
-                **snapshot(old, version + 1),
-            )
-            break
-        except VersionConflict:
-            version, old = current(game_id)
+
+    def link(version: int, record: GameRecord) -> tuple[Write | None, None]:
+        if record.rematch_id is not None:
+            return None, None
+        record.rematch_id = new.id
+        linked = Event("rematch_created", {"game": new.id})
+        return Write([linked], snapshot(record, version + 1)), None
+
+    optimistic_write(game_id, link)
     return new.id
 
 

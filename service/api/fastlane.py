@@ -34,7 +34,7 @@ from service.api import handlers, problems
 from service.api.context import CALL_KEY, Call, Services
 from service.api.metrics import ROUTE_KEY
 from service.api.middleware import StartResponse, WSGIApp
-from service.tokens import GAME_ID_PATTERN
+from service.hosting.tokens import GAME_ID_PATTERN
 
 Handler = Callable[[str], Response]
 

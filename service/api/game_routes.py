@@ -1,6 +1,6 @@
 """Games over HTTP: create, join, views, moves and events.
 
-Each handler loads the game, calls one operation of :mod:`service.games` (which
+Each handler loads the game, calls one operation of :mod:`service.hosting` (which
 calls the engine), saves, and dumps the answer.  The hot ones (the views and
 moves) are answered by :mod:`service.api.handlers`, which the fast lane calls
 too.  Errors are mapped to problem+json by :mod:`service.api.problems`.
@@ -16,25 +16,17 @@ from flask import Response, request, url_for
 from flask.views import MethodView
 
 from service.api import handlers, metrics
+from service.api.auth import require_seat
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.context import services, store
-from service.api.persistence import (
-    Idempotency,
-    Outcome,
-    change,
-    current,
-    events_payload,
-    idempotency,
-    replay,
-    require_seat,
-    saved_answer,
-    snapshot,
-)
+from service.api.idempotency import Idempotency, idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
-from service.creation import create_record
-from service.games import GameRecord
-from service.store import GameExists
+from service.api.writes import ChangeOutcome, change, create_game, current
+from service.hosting import seating
+from service.hosting.record import GameRecord
+from service.hosting.tokens import keyed_game_id, new_game_id
+from service.store import GameExists, IdempotentReplay
 
 blp = Blueprint(
     "games", __name__, url_prefix="/v1/games", description="Create, join and play games"
@@ -63,11 +55,13 @@ class Games(MethodView):
         Round 1 is dealt as soon as every seat is taken.
         """
         idem = idempotency("create", secret=True)
-        if idem is not None:
-            earlier = store().creation_record(idem.key_hash)
+        game_id = None
+        if idem is not None:  # a retry finds the game its key made, and the answer
+            game_id = keyed_game_id(idem.key_hash)
+            _found, earlier = store().load_with_idempotency(game_id, idem.key_hash)
             if earlier is not None:
-                return _replay_creation(idem, earlier)
-        record, tokens, events = create_record(
+                return replay(idem, *earlier)
+        record, tokens, events = seating.create_record(
             body["players"],
             body.get("seats"),
             body["ruleset"],
@@ -76,66 +70,44 @@ class Games(MethodView):
             services().config.allow_seeded_games,
             body.get("turn_timeout_seconds"),
             body.get("autopilot_after_missed_turns"),
+            game_id=game_id,
         )
-        out = {
-            "id": record.id,
-            "version": 1,
-            "status": record.status,
-            "seeded": record.seeded,
-            "players": [
-                {"seat": s.seat, "name": s.name, "bot": s.bot}
-                | ({"token": tokens[s.seat]} if s.seat in tokens else {})
-                for s in record.seats
-                if not s.is_open
-            ],
-        }
-        headers = {"Location": url_for("games.Game", game_id=record.id)}
-        doc, payload = record.to_bytes(), events_payload(events)
-        if idem is not None:
-            saved = saved_answer(
-                idem,
-                201,
-                out,
-                1,
-                headers=headers,
-                fingerprint=idem.fingerprint.hex(),
-                game_id=record.id,
-                doc=doc.decode(),
-                events=[[e.decode(), seat] for e, seat in payload],
-            )
-            if not store().save_creation_record(idem.key_hash, saved):
-                return _replay_creation(idem, store().creation_record(idem.key_hash) or saved)
-        if idem is None:
-            store().create(record.id, doc, payload, **snapshot(record, 1))
-        else:
-            _create_recorded(record, doc, payload)
+        try:
+            out, headers = _save_created(record, tokens, events, idem)
+        except IdempotentReplay as first:  # a retry of this very request made it meanwhile
+            assert idem is not None
+            return replay(idem, first.fingerprint, first.response)
+        except GameExists:
+            if idem is None:
+                raise
+            # the key's record expired before the game it made: a new game, as for a new key
+            record.id = new_game_id()
+            out, headers = _save_created(record, tokens, events, idem)
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 
 
-def _replay_creation(idem: Idempotency, raw: bytes) -> Response:
-    """Answer a retried creation; create the game now if the first attempt
-    saved its record but died before creating it."""
-    saved = orjson.loads(raw)
-    fingerprint = bytes.fromhex(saved["fingerprint"])
-    if fingerprint == idem.fingerprint and store().load(saved["game_id"]) is None:
-        doc = saved["doc"].encode()
-        events = [(e.encode(), seat) for e, seat in saved["events"]]
-        # a game being created has no results yet (a format 1 document holds its own)
-        _create_recorded(GameRecord.from_bytes(doc, b"[]"), doc, events)
-    return replay(idem, fingerprint, raw)
-
-
-def _create_recorded(
-    record: GameRecord, doc: bytes, events: list[tuple[bytes, int | None]]
-) -> None:
-    """Create the game of a saved creation record.  The first attempt and its
-    retries may race to do it; the id is the record's own, so a game already
-    there is this one, made from the same document."""
-    try:
-        store().create(record.id, doc, events, **snapshot(record, 1))
-    except GameExists:
-        pass
+def _save_created(
+    record: GameRecord, tokens: dict[int, str], events: list[Any], idem: Idempotency | None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Save a new game (with the answer to its request, for a keyed one); that
+    answer's body and headers."""
+    out = {
+        "id": record.id,
+        "version": 1,
+        "status": record.status,
+        "seeded": record.seeded,
+        "players": [
+            {"seat": s.seat, "name": s.name, "bot": s.bot}
+            | ({"token": tokens[s.seat]} if s.seat in tokens else {})
+            for s in record.seats
+            if not s.is_open
+        ],
+    }
+    headers = {"Location": url_for("games.Game", game_id=record.id)}
+    saved = None if idem is None else idem.record(201, out, 1, headers=headers)
+    create_game(record, events, saved)
+    return out, headers
 
 
 @blp.route("/<game_id:game_id>")
@@ -182,8 +154,8 @@ class Players(MethodView):
         Returns the seat and its bearer token (shown only this once).
         """
 
-        def join(version: int, record: GameRecord) -> Outcome:
-            seat, token, events = record.join(body["name"])
+        def join(version: int, record: GameRecord) -> ChangeOutcome:
+            seat, token, events = seating.join(record, body["name"])
 
             def build(new_version: int) -> tuple[int, Any]:
                 out = {
@@ -194,7 +166,7 @@ class Players(MethodView):
                 }
                 return 201, out
 
-            return Outcome(events, build)
+            return ChangeOutcome(events, build)
 
         return change(game_id, join)
 

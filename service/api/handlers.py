@@ -15,26 +15,19 @@ import orjson
 from flask import Response
 
 from service.api import metrics
+from service.api.auth import bearer_token, require_seat, require_token
+from service.api.conditional import not_modified
 from service.api.context import call, store
 from service.api.media import require_json
-from service.api.persistence import (
-    Outcome,
-    bearer_token,
-    change,
-    current,
-    current_with_public,
-    not_modified,
-    public_events,
-    require_seat,
-    unauthorized,
-)
 from service.api.responses import json_response
 from service.api.schemas.moves import load_move
+from service.api.writes import ChangeOutcome, change, current, public_events
 from service.engine.moves import Move
-from service.games import GameRecord
-from service.record_format import saved_public_view, seat_part_for, with_seat_part
+from service.hosting.document import seat_part_for, with_results, with_seat_part
+from service.hosting.game_views import view
+from service.hosting.record import GameRecord
+from service.hosting.tokens import hash_token
 from service.store import GameNotFound
-from service.tokens import hash_token
 
 
 def public_view(game_id: str) -> Response:
@@ -55,13 +48,11 @@ def public_view(game_id: str) -> Response:
     if found is None:
         raise GameNotFound(game_id)
     version, deadline, public, results = found
-    if not public or (deadline is not None and time.time() >= deadline):
-        # an overdue turn is played first; a game saved without its public
-        # view (by an older release) has it built from the document
-        version, record = current(game_id)
-        public = orjson.dumps(record.view(version))
+    if deadline is not None and time.time() >= deadline:
+        version, record = current(game_id)  # the overdue turn is played first
+        public = orjson.dumps(view(record, version))
     else:
-        public = saved_public_view(public, results)
+        public = with_results(public, results)
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged
@@ -74,46 +65,41 @@ def player_view(game_id: str) -> Response:
 
     Read without the document when both were saved with the last change and no
     turn is overdue; anything else -- no or another token (401), an overdue
-    turn, a game saved by an older release -- takes the document's way, which
-    gives the same answers."""
+    turn -- takes the document's way, which gives the same answers."""
     found = store().load_seat_view(game_id)
     if found is None:
         raise GameNotFound(game_id)
     version, deadline, public, results, parts = found
     token = bearer_token()
-    if public and parts and token and (deadline is None or time.time() < deadline):
+    if parts and token and (deadline is None or time.time() < deadline):
         part = seat_part_for(parts, version, hash_token(token))
         if part is not None:
             unchanged = not_modified(version)
             if unchanged is not None:
                 return unchanged
-            text = with_seat_part(saved_public_view(public, results), part)
+            text = with_seat_part(with_results(public, results), part)
             return json_response(orjson.Fragment(text), version=version)
     return _player_view_from_document(game_id)
 
 
 def _player_view_from_document(game_id: str) -> Response:
-    version, record, public = current_with_public(game_id)
+    version, record = current(game_id)
     seat = require_seat(record)
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged
-    if not public:
-        return json_response(record.view(version, seat), version=version)
-    return json_response(orjson.Fragment(record.seat_view_json(public, seat)), version=version)
+    return json_response(view(record, version, seat), version=version)
 
 
 def make_move(game_id: str) -> Response:
     """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
     this_call = call()
-    token = bearer_token(this_call)
     if this_call.services.limits is not None:  # rate limits on: every attempt counts
-        this_call.services.limits.count_move(token, this_call.environ)
-    if token is None:
-        raise unauthorized("send Authorization: Bearer <token> for your seat")
+        this_call.services.limits.count_move(bearer_token(this_call), this_call.environ)
+    require_token()
     move = _move(this_call.body(), this_call.environ.get("CONTENT_TYPE"))
 
-    def play(version: int, record: GameRecord) -> Outcome:
+    def play(version: int, record: GameRecord) -> ChangeOutcome:
         seat = require_seat(record)
         events = record.play(seat, move, history=lambda: public_events(game_id))
         finished = record.status == "finished"
@@ -123,7 +109,7 @@ def make_move(game_id: str) -> Response:
             if finished:
                 metrics.GAMES_FINISHED.inc()
 
-        return Outcome(events, seat=seat, committed=count)
+        return ChangeOutcome(events, seat=seat, committed=count)
 
     return change(game_id, play, conditional=True)
 

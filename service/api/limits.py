@@ -13,7 +13,7 @@
 Every limit is counted the same way: by :class:`RateLimiter`, the ``limits``
 library's fixed window.  The endpoints' limits are counted before their view
 runs (:func:`install`'s hook: a refused request is not even parsed); failed
-authentications where the 401 is decided (:func:`service.api.persistence.unauthorized`),
+authentications where the 401 is decided (:func:`service.api.auth.unauthorized`),
 moves by their handler (:func:`service.api.handlers.make_move`).
 
 Counters live in the service's Redis (``REDIS_URL``), so every worker and instance
@@ -38,8 +38,8 @@ from limits.strategies import FixedWindowRateLimiter
 
 from service.api.problems import ApiError
 from service.config import Config
+from service.hosting.tokens import hash_token
 from service.store import bounded
-from service.tokens import hash_token
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from werkzeug.exceptions import HTTPException
 
 from service.api import metrics
 from service.engine import errors as engine
-from service.games import HostingError
+from service.hosting.refusals import HostingError
 from service.store import GameNotFound, StoreUnavailable
 
 log = logging.getLogger(__name__)

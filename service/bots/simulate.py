@@ -28,19 +28,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service import bots
+from service.bots.turn_rng import turn_rng
 from service.engine.moves import Move
 from service.engine.records import Event
 from service.engine.rules import Game, Options, preset
 from service.engine.shuffle import Shuffler
 from service.engine.state import State
 from service.engine.view import observe
-from service.tokens import seed_from_client
+from service.hosting.tokens import seed_from_client
 
 Timer = Callable[[str, int, float], None]  # (level, hand size, seconds)
 
 
 @dataclass(slots=True)
-class Outcome:
+class SimulatedGame:
     """One finished game: the level at each seat, the totals and the winners."""
 
     levels: tuple[str, ...]
@@ -61,7 +62,7 @@ def play_game(
     *,
     history: bool = True,
     timed: bool = False,
-) -> Outcome:
+) -> SimulatedGame:
     """Play one game between bots of ``levels`` (seat order); ``seed`` is hex."""
     game = Game(len(levels), options)
     state, events = State.start(game, seed)
@@ -69,19 +70,16 @@ def play_game(
     shuffler = Shuffler.from_hex(seed)
     times: list[tuple[str, int, float]] = []
     while state.round is not None:
-        rnd = state.round
-        seat = rnd.turn
+        seat = state.round.turn
         view = observe(state, seat)
-        rng = shuffler.rng(
-            "bot", seat, len(state.results), rnd.turns_taken * 2 + (rnd.phase.value == "discard")
-        )
+        rng = turn_rng(shuffler, state)
         level = levels[seat]
         start = time.perf_counter()
         move: Move = bots.decide(level, view, rng, public if history else None)
         if timed:
             times.append((level, len(view["hand"]), time.perf_counter() - start))
         public.extend(_public(state.apply(seat, move)))
-    return Outcome(tuple(levels), list(state.totals), list(state.winners), times)
+    return SimulatedGame(tuple(levels), list(state.totals), list(state.winners), times)
 
 
 def game_seed(seed: str | int, index: int) -> str:
@@ -95,7 +93,7 @@ def seating(levels: Sequence[str], index: int) -> tuple[str, ...]:
     return tuple(levels[k:]) + tuple(levels[:k])
 
 
-def _play_one(job: tuple[tuple[str, ...], Options, str, bool, int]) -> Outcome:
+def _play_one(job: tuple[tuple[str, ...], Options, str, bool, int]) -> SimulatedGame:
     levels, options, seed, timed, deal = job
     outcome = play_game(levels, options, seed, timed=timed)
     outcome.deal = deal
@@ -110,7 +108,7 @@ def run_games(
     *,
     jobs: int = 1,
     timed: bool = False,
-) -> Iterator[Outcome]:
+) -> Iterator[SimulatedGame]:
     """Play ``games`` games, yielding outcomes as they finish (in game order).
 
     Game ``i`` plays deal ``i // len(levels)`` with the levels rotated by
@@ -144,7 +142,7 @@ class LevelStats:
         return self.wins / self.games if self.games else 0.0
 
 
-def _per_deal(outcomes: Sequence[Outcome], level: str) -> dict[int, float]:
+def _per_deal(outcomes: Sequence[SimulatedGame], level: str) -> dict[int, float]:
     """Per deal, the mean total of ``level``'s seats over that deal's games."""
     sums: dict[int, list[float]] = {}
     for out in outcomes:
@@ -161,7 +159,7 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float]:
     return statistics.fmean(values), 1.96 * sd / math.sqrt(n)
 
 
-def summarize(outcomes: Sequence[Outcome]) -> list[LevelStats]:
+def summarize(outcomes: Sequence[SimulatedGame]) -> list[LevelStats]:
     """Per level: mean total per game (seats of one level averaged within a game),
     its 95% confidence interval over deals, and the number of games the level won."""
     games: dict[str, int] = {}
@@ -184,7 +182,7 @@ def summarize(outcomes: Sequence[Outcome]) -> list[LevelStats]:
     return rows
 
 
-def paired_difference(outcomes: Sequence[Outcome], a: str, b: str) -> tuple[float, float]:
+def paired_difference(outcomes: Sequence[SimulatedGame], a: str, b: str) -> tuple[float, float]:
     """Mean and 95% CI half-width of (mean total of ``a`` - mean total of ``b``)
     per deal."""
     da, db = _per_deal(outcomes, a), _per_deal(outcomes, b)

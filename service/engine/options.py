@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-
 from service.engine.errors import InvalidOptionError
 
 MAX_DECKS = 12

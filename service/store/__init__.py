@@ -14,18 +14,18 @@ from service.store.errors import (
     StoreUnavailable,
     VersionConflict,
 )
-from service.store.game_store import Event, GameStore
+from service.store.game_store import GameStore, StoredEvent
 from service.store.keys import key
 from service.store.shutdown import request_shutdown
 
 __all__ = [
-    "Event",
     "GameExists",
     "GameNotFound",
     "GameStore",
     "IdempotentReplay",
     "StoreError",
     "StoreUnavailable",
+    "StoredEvent",
     "VersionConflict",
     "connect",
     "key",

@@ -1,9 +1,9 @@
 """Games in Redis: a versioned document plus an event stream per game.
 
 The store moves bytes and knows no game rules.  The caller serializes the game
-document and every event as *versioned JSON* (orjson; a ``"schema"`` number in
-the document) — never pickle, so a stored game can be read by any later
-release and never executes code when loaded.
+document and every event as JSON (orjson; the document carries its format
+number, see :mod:`service.hosting.document`) — never pickle, so a stored game
+never executes code when loaded.
 
 Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
 
@@ -12,14 +12,15 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
   round; writes leave them alone when not given), ``p`` the public view
   without those results, ``q`` every seated player's part of their view
   (private: read only for the holder of its token, see
-  :func:`service.record_format.seat_part_for`), ``t`` turn deadline, ``s`` last
+  :func:`service.hosting.document.seat_part_for`), ``t`` turn deadline, ``s`` last
   event seq, ``n`` last write id;
 * ``t13:{id}:events`` stream — entry id ``<seq>-0``, fields ``seat`` ("" public,
   "N" private to seat N) and ``e`` (the event JSON);
 * ``t13:{id}:idem`` hash — ``<hash>:f`` request fingerprint and ``<hash>:r``
   response of each idempotency key, and ``t13:{id}:idem-order`` list — their
   hashes, oldest first: a game keeps its last :data:`IDEMPOTENCY_RECORDS_PER_GAME`,
-  for ``idempotency_ttl_seconds`` after its last keyed write.
+  for ``idempotency_ttl_seconds`` after its last keyed write (and the record of
+  the keyed request that created it, which none of them pushes out).
 
 Every write is one Lua script (EVALSHA via ``register_script``) that touches only
 its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write
@@ -58,8 +59,12 @@ newer keyed write drops the oldest.  A retry is of one of the last few requests,
 a client that keys every move still finds its own, while the game's storage stays
 bounded however many keys it is sent."""
 
-Event = bytes | tuple[bytes, int | None]
-"""An event: its JSON bytes, public; or ``(json, seat)`` — private to ``seat`` unless None."""
+StoredEvent = bytes | tuple[bytes, int | None]
+"""An event as stored: its JSON bytes, public; or ``(json, seat)`` — private to
+``seat`` unless None."""
+
+IdempotencyRecord = tuple[str, bytes, bytes]
+"""The idempotency record a write saves: ``(key hash, request fingerprint, answer)``."""
 
 
 def _deadline_arg(deadline: float | None) -> str:
@@ -71,7 +76,7 @@ def _deadline_of(stored: bytes | None) -> float | None:
     return float(stored) if stored else None
 
 
-def _write_id() -> str:
+def new_write_id() -> str:
     """A fresh id for one write.  The scripts save it with the game, so a write
     that the client library re-sends after losing its reply (a timeout) is
     recognised as already done instead of reported as a conflict -- which
@@ -84,12 +89,34 @@ def _write_id() -> str:
     return f"{random.getrandbits(64):016x}"
 
 
-def _event_args(events: Sequence[Event]) -> list[bytes | str | int]:
+def _event_args(events: Sequence[StoredEvent]) -> list[bytes | str | int]:
     args: list[bytes | str | int] = [len(events)]
     for event in events:
         body, seat = (event, None) if isinstance(event, bytes) else event
         args += ["" if seat is None else str(int(seat)), body]
     return args
+
+
+def _script_input(
+    game_id: str,
+    head: list[bytes | str | int],
+    tail: list[bytes | str | int],
+    events: Sequence[StoredEvent],
+    idempotency: IdempotencyRecord | None,
+    idempotency_ttl: int,
+    *extra: int,
+) -> tuple[list[str], list[bytes | str | int]]:
+    """KEYS and ARGV of a write script (see :mod:`service.store.scripts`): ``head``,
+    a fresh write id, ``tail`` and the events; with ``idempotency``, the game's
+    idempotency keys and the record (fingerprint, response, its TTL, the key's
+    hash, then ``extra``)."""
+    key_list = [keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)]
+    args: list[bytes | str | int] = [*head, new_write_id(), *tail, *_event_args(events)]
+    if idempotency is not None:
+        key_hash, fingerprint, response = idempotency
+        key_list += [keys.key(game_id, keys.IDEM), keys.key(game_id, keys.IDEM_ORDER)]
+        args += [fingerprint, response, idempotency_ttl, key_hash, *extra]
+    return key_list, args
 
 
 class GameStore:
@@ -178,8 +205,9 @@ class GameStore:
         self,
         game_id: str,
         doc: bytes,
-        events: Sequence[Event] = (),
+        events: Sequence[StoredEvent] = (),
         *,
+        idempotency: IdempotencyRecord | None = None,
         public: bytes = b"",
         deadline: float | None = None,
         results: bytes | None = None,
@@ -192,25 +220,29 @@ class GameStore:
         only them skip the document (see :meth:`load_public`); so are
         ``results`` (see :meth:`load_game`; None stores none) and
         ``seat_parts``, the seats' parts of their views (see
-        :meth:`load_seat_view`; empty: none).
-        Raises :class:`GameExists` if the id is taken.
+        :meth:`load_seat_view`; empty: none).  With ``idempotency``, its record
+        is saved with the game, as :meth:`commit` saves one (kept while the
+        game's records are, but never after the game would expire).
+
+        Raises :class:`GameExists` if the id is taken, or
+        :class:`IdempotentReplay` if it was taken by a request with the same
+        idempotency key (then nothing was written; compare fingerprints and replay).
         """
+        key_list, args = _script_input(
+            game_id,
+            [doc, self.game_ttl_seconds, public, _deadline_arg(deadline)],
+            [results or b"", seat_parts],
+            events,
+            idempotency,
+            min(self.idempotency_ttl_seconds, self.game_ttl_seconds),
+        )
         self._ensure_connected()
         with translate_errors():
-            result = self._create(
-                keys=[keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)],
-                args=[
-                    doc,
-                    self.game_ttl_seconds,
-                    public,
-                    _deadline_arg(deadline),
-                    _write_id(),
-                    results or b"",
-                    seat_parts,
-                    *_event_args(events),
-                ],
-            )
-        if int(result) < 0:
+            result = self._create(keys=key_list, args=args)
+        status = int(result[0])
+        if status == -2:
+            raise IdempotentReplay(result[1], result[2])
+        if status < 0:
             raise GameExists(game_id)
         return 1
 
@@ -249,8 +281,8 @@ class GameStore:
         return int(version), _deadline_of(deadline), public or b"", results, parts or b""
 
     def load_game(self, game_id: str) -> tuple[int, bytes, bytes | None] | None:
-        """``(version, document, results)`` of a game (results None when they were
-        never stored apart), or None if there is none (one round trip)."""
+        """``(version, document, results)`` of a game (results None when none were
+        stored), or None if there is none (one round trip)."""
         with translate_errors():
             [(version, doc, results)] = self._fetch(
                 ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r")
@@ -259,29 +291,10 @@ class GameStore:
             return None
         return int(version), doc, results
 
-    def load(self, game_id: str) -> tuple[int, bytes] | None:
-        """``(version, document)`` of a game, or None if there is none (one round trip)."""
-        with translate_errors():
-            [(version, doc)] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), "v", "d"))
-        if version is None or doc is None:
-            return None
-        return int(version), doc
-
-    def load_for_view(self, game_id: str) -> tuple[int, bytes, bytes | None, bytes] | None:
-        """:meth:`load_game` plus the public view saved with that version
-        (``b""`` if none was): ``(version, document, results, public)``."""
-        with translate_errors():
-            [(version, doc, results, public)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r", "p")
-            )
-        if version is None or doc is None:
-            return None
-        return int(version), doc, results, public or b""
-
     def load_with_idempotency(
         self, game_id: str, key_hash: str
     ) -> tuple[tuple[int, bytes, bytes | None] | None, tuple[bytes, bytes] | None]:
-        """:meth:`load_game` and :meth:`idempotent_lookup` together, in one round trip.
+        """:meth:`load_game` and the idempotency record of ``key_hash``, in one round trip.
 
         Returns ``(game, record)``: ``(version, document, results)`` or None, and
         ``(fingerprint, response)`` or None.
@@ -295,31 +308,14 @@ class GameStore:
         record = None if fingerprint is None or response is None else (fingerprint, response)
         return game, record
 
-    def creation_record(self, key_hash: str) -> bytes | None:
-        """The record saved by :meth:`save_creation_record` for an idempotency key."""
-        with translate_errors():
-            raw = self.client.get(keys.creation_key(key_hash))
-        return None if raw is None else bytes(raw)
-
-    def save_creation_record(self, key_hash: str, record: bytes) -> bool:
-        """Save the record of a game creation under its idempotency key, unless one
-        exists (SET NX).  True when saved.
-
-        It expires with idempotency keys, but never after the game would if
-        nothing happened in it: a replay must not bring an expired game back."""
-        ttl = min(self.idempotency_ttl_seconds, self.game_ttl_seconds)
-        with translate_errors():
-            saved = self.client.set(keys.creation_key(key_hash), record, nx=True, ex=ttl)
-        return bool(saved)
-
     def commit(
         self,
         game_id: str,
         expected_version: int,
         doc: bytes,
-        events: Sequence[Event] = (),
+        events: Sequence[StoredEvent] = (),
         *,
-        idempotency: tuple[str, bytes, bytes] | None = None,
+        idempotency: IdempotencyRecord | None = None,
         public: bytes = b"",
         deadline: float | None = None,
         results: bytes | None = None,
@@ -328,7 +324,7 @@ class GameStore:
         """Replace the document if the game is still at ``expected_version``; append events.
 
         ``results`` replaces the results stored apart (None leaves them as they
-        are, ``b"-"`` deletes them); ``seat_parts`` replaces the seats' parts of
+        are); ``seat_parts`` replaces the seats' parts of
         their views (empty: none, and a view then reads the document).
 
         Atomic: the version check, the new document, the events (numbered on
@@ -348,28 +344,15 @@ class GameStore:
         the game) and reports success, so it is never applied twice nor
         reported as a conflict.
         """
-        key_list = [keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)]
-        args: list[bytes | str | int] = [
-            int(expected_version),
-            doc,
-            self.game_ttl_seconds,
-            public,
-            _deadline_arg(deadline),
-            _write_id(),
-            results or b"",
-            seat_parts,
-            *_event_args(events),
-        ]
-        if idempotency is not None:
-            key_hash, fingerprint, response = idempotency
-            key_list += [keys.key(game_id, keys.IDEM), keys.key(game_id, keys.IDEM_ORDER)]
-            args += [
-                fingerprint,
-                response,
-                self.idempotency_ttl_seconds,
-                key_hash,
-                IDEMPOTENCY_RECORDS_PER_GAME,
-            ]
+        key_list, args = _script_input(
+            game_id,
+            [int(expected_version), doc, self.game_ttl_seconds, public, _deadline_arg(deadline)],
+            [results or b"", seat_parts],
+            events,
+            idempotency,
+            self.idempotency_ttl_seconds,
+            IDEMPOTENCY_RECORDS_PER_GAME,
+        )
         self._ensure_connected()
         with translate_errors():
             result = self._commit(keys=key_list, args=args)
@@ -381,16 +364,6 @@ class GameStore:
         if status == -2:
             raise IdempotentReplay(result[2], result[3])
         raise GameNotFound(game_id)
-
-    def idempotent_lookup(self, game_id: str, key_hash: str) -> tuple[bytes, bytes] | None:
-        """``(fingerprint, response)`` stored for an idempotency key, or None."""
-        with translate_errors():
-            fingerprint, response = self.client.hmget(
-                keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)
-            )
-        if fingerprint is None or response is None:
-            return None
-        return fingerprint, response
 
     def events(
         self,

@@ -44,15 +44,6 @@ def idem_fields(key_hash: str) -> tuple[str, str]:
     return f"{key_hash}:f", f"{key_hash}:r"
 
 
-def creation_key(key_hash: str) -> str:
-    """The key of a game creation's idempotency record (before the game has an id).
-
-    >>> creation_key("ab12")
-    't13:{create-ab12}:idem'
-    """
-    return key(f"create-{key_hash}", "idem")
-
-
 def key(game_id: str, part: str) -> str:
     """The Redis key of ``part`` of game ``game_id``: ``t13:{<game_id>}:<part>``."""
     if not game_id or "{" in game_id or "}" in game_id or ":" in game_id:

@@ -19,22 +19,33 @@ end
 CREATE_SCRIPT = (
     """
 -- Create a game at version 1 with its first events.
--- KEYS[1] state hash, KEYS[2] event stream
+-- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) the game's idempotency
+-- hash, KEYS[4] (with KEYS[3]) its list of key hashes
 -- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
 -- ("" = none), ARGV[5] write id, ARGV[6] results ("" = none), ARGV[7] the seats' parts
 -- of their views ("" = none), ARGV[8] number of events n,
--- ARGV[9 .. 8 + 2n] seat, event pairs (seat "" = public)
--- Returns -1 if the game exists already (unless this very write made it: a retry
--- after a lost reply), else the last event seq.
+-- ARGV[9 .. 8 + 2n] seat, event pairs (seat "" = public);
+-- with KEYS[3]: ARGV[9 + 2n] fingerprint, ARGV[10 + 2n] response, ARGV[11 + 2n] its TTL (s),
+-- ARGV[12 + 2n] the key's hash
+-- Returns {1, last event seq} -- also when this very write made the game (a retry
+-- after a lost reply); {-1} if the game exists already; {-2, fingerprint, response}
+-- if it exists and was made by a request with this idempotency key.
+-- Nothing is written unless the status is 1.  The creation's idempotency record is
+-- not in the list of KEYS[4]: later keyed writes never push it out.
 local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's')
+local n = tonumber(ARGV[8])
+local first = 9
 if made[1] then
-  if made[2] == ARGV[5] then return tonumber(made[3]) end
-  return -1
+  if made[2] == ARGV[5] then return {1, tonumber(made[3])} end
+  if KEYS[3] then
+    local h = ARGV[12 + 2 * n]
+    local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r')
+    if old[1] then return {-2, old[1], old[2]} end
+  end
+  return {-1}
 end
 redis.call('DEL', KEYS[2])
 local seq = 0
-local n = tonumber(ARGV[8])
-local first = 9
 """
     + _APPEND_EVENTS
     + """
@@ -43,7 +54,14 @@ redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', A
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[6]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
-return seq
+if KEYS[3] then
+  local at = first + 2 * n
+  local h = ARGV[at + 3]
+  redis.call('DEL', KEYS[3], KEYS[4])
+  redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1])
+  redis.call('EXPIRE', KEYS[3], ARGV[at + 2])
+end
+return {1, seq}
 """
 )
 
@@ -54,7 +72,7 @@ COMMIT_SCRIPT = (
 -- hash, KEYS[4] (with KEYS[3]) its list of key hashes, oldest first
 -- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
 -- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
--- ARGV[7] results ("" = unchanged, "-" = drop them), ARGV[8] the seats' parts of their
+-- ARGV[7] results ("" = unchanged), ARGV[8] the seats' parts of their
 -- views ("" = none: always written, so none is ever left from an older version),
 -- ARGV[9] number of events n, ARGV[10 .. 9 + 2n] seat, event pairs (seat "" = public);
 -- with KEYS[3]: ARGV[10 + 2n] fingerprint, ARGV[11 + 2n] response, ARGV[12 + 2n] its TTL (s),
@@ -83,8 +101,7 @@ local seq = tonumber(state[2] or '0')
 version = version + 1
 redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 't', ARGV[5],
            'n', ARGV[6], 'q', ARGV[8])
-if ARGV[7] == '-' then redis.call('HDEL', KEYS[1], 'r')
-elseif ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[7]) end
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[7]) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 if KEYS[3] then

@@ -8,11 +8,11 @@ import time
 
 import orjson
 
-from service.bot_turns import BOT_MOVES_PER_CALL
 from service.engine.shuffle import commitment
-from service.fairplay import verify_replay
+from service.hosting.bot_turns import BOT_MOVES_PER_CALL
+from service.hosting.replays import verify_replay
+from service.hosting.verify import main as verify_main
 from service.store import key
-from service.verify import main as verify_main
 from tests.api.conftest import create_game
 
 

@@ -10,7 +10,7 @@ from service.engine.moves import Move
 from service.engine.rules import Game, Options, preset
 from service.engine.state import State
 from service.engine.view import observe
-from service.tokens import seed_from_client
+from service.hosting.tokens import seed_from_client
 from tests.api.conftest import create_game
 
 

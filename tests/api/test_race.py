@@ -91,28 +91,29 @@ def test_same_idempotency_key_from_many_threads_acts_once_and_all_see_one_answer
 
 
 def test_a_retried_create_that_overtakes_the_first_gets_the_same_game(redis_client, redis_url):
-    """The first request saves its creation record; before it creates the game, a retry
-    with the same key finds the record and creates the game from it. The first must
-    then answer 201 as well (it answered 500 GameExists, seen in the soak)."""
+    """The first request has found no game for its key; before it creates one, a
+    retry with the same key creates it (with its answer). The first must then
+    answer 201 as well, the same answer (it once answered 500 GameExists, seen in
+    the soak): the game its key made is there, with the answer saved for the key."""
     app = make_app(redis_url)
     store = app.extensions["t13"].store
     client = app.test_client()
     body = {"players": [{"name": "a"}, {"name": "b"}]}
     headers = {"Idempotency-Key": uuid.uuid4().hex}
     retried: list[object] = []
-    save = store.save_creation_record
+    create = store.create
 
-    def save_then_let_the_retry_in(key_hash: str, record: bytes) -> bool:
-        saved = save(key_hash, record)
+    def let_the_retry_in_then_create(game_id: str, *args: object, **kwargs: object) -> int:
         if not retried:
-            retried.append(app.test_client().post("/v1/games", json=body, headers=headers))
-        return saved
+            retried.append(None)  # the retry's own create goes straight through
+            retried[0] = app.test_client().post("/v1/games", json=body, headers=headers)
+        return create(game_id, *args, **kwargs)
 
-    store.save_creation_record = save_then_let_the_retry_in
+    store.create = let_the_retry_in_then_create
     first = client.post("/v1/games", json=body, headers=headers)
     (retry,) = retried
     assert first.status_code == 201, first.get_json()
-    assert retry.status_code == 201 and retry.headers["Idempotent-Replayed"] == "true"
+    assert retry.status_code == 201 and first.headers["Idempotent-Replayed"] == "true"
     assert first.get_json() == retry.get_json()
     game_id = first.get_json()["id"]
     assert client.get(f"/v1/games/{game_id}").get_json()["version"] == 1

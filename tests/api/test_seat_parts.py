@@ -19,7 +19,7 @@ from tests.api.conftest import Game, create_game, play_on, store_reads
 @pytest.fixture
 def document_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The game ids a seat's view loaded the document for."""
-    return store_reads(monkeypatch, "load_for_view")
+    return store_reads(monkeypatch, "load_game")
 
 
 def _answer(client: FlaskClient, game: Game, seat: int, **headers: str) -> tuple[Any, ...]:
@@ -45,7 +45,7 @@ def test_a_seat_view_from_the_saved_parts_is_the_view_from_the_document(
             etag = dict(answer[2])["ETag"]
             assert _answer(client, game, seat, **{"If-None-Match": etag})[0] == 304
         assert document_reads == []  # none of them read the document
-        redis_client.hdel(key(game.id, STATE), "q")  # as an older release saved it
+        redis_client.hdel(key(game.id, STATE), "q")  # no parts saved: the document is read
         for seat, answer in saved.items():
             assert _answer(client, game, seat) == answer
         assert document_reads == [game.id] * len(saved)

@@ -35,10 +35,10 @@ def test_simulator_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_summary_statistics_are_taken_per_deal() -> None:
     outcomes = [
-        simulate.Outcome(("a", "b"), [10, 20], [0], deal=0),
-        simulate.Outcome(("b", "a"), [30, 20], [1], deal=0),
-        simulate.Outcome(("a", "b"), [6, 40], [0], deal=1),
-        simulate.Outcome(("b", "a"), [50, 4], [1], deal=1),
+        simulate.SimulatedGame(("a", "b"), [10, 20], [0], deal=0),
+        simulate.SimulatedGame(("b", "a"), [30, 20], [1], deal=0),
+        simulate.SimulatedGame(("a", "b"), [6, 40], [0], deal=1),
+        simulate.SimulatedGame(("b", "a"), [50, 4], [1], deal=1),
     ]
     rows = {r.level: r for r in simulate.summarize(outcomes)}
     # a: deal 0 -> (10 + 20) / 2 = 15, deal 1 -> (6 + 4) / 2 = 5

@@ -237,7 +237,7 @@ def test_unreachable_cluster_is_unavailable():
             Config.from_env({"REDIS_URL": dead.url, "REDIS_CLUSTER": "true"})
         )
         with pytest.raises(StoreUnavailable):
-            store.load("g1")
+            store.load_game("g1")
         assert store.ping() is False
     finally:
         dead.cleanup()

@@ -18,7 +18,7 @@ from service.engine.rules import PRESETS, Game
 from service.engine.solver import best_arrangement
 from service.engine.state import Phase, State, legal_moves
 from service.engine.view import arrangement_after_discard, arrangement_key, seat_part
-from service.fairplay import automatic_finish
+from service.hosting.timers import automatic_finish
 
 
 def discard_turns(state: State, last_round: int | None = None) -> Iterator[tuple[int, Any, Any]]:

@@ -62,6 +62,22 @@ def test_a_random_key_replays_a_create_and_a_join_with_the_same_tokens(client, s
     assert rejoined.get_json()["token"] == joined.get_json()["token"]
 
 
+def test_a_create_whose_saved_answer_expired_makes_a_new_game(client, redis_client):
+    """A keyed create finds its game by the key; once the answer saved for the key
+    has expired while that game lives on, the key makes a new game, as a new key
+    would, and never answers with the other game's tokens."""
+    strong = uuid.uuid4().hex
+    first = client.post("/v1/games", json=CREATE, headers={"Idempotency-Key": strong})
+    assert first.status_code == 201
+    first_id = first.get_json()["id"]
+    redis_client.delete(key(first_id, "idem"))  # as its TTL would
+    again = client.post("/v1/games", json=CREATE, headers={"Idempotency-Key": strong})
+    assert again.status_code == 201 and "Idempotent-Replayed" not in again.headers
+    assert again.get_json()["id"] != first_id
+    assert again.get_json()["players"][0]["token"] != first.get_json()["players"][0]["token"]
+    assert client.get(f"/v1/games/{first_id}").get_json()["version"] == 1
+
+
 def test_a_player_keys_moves_freely_the_token_scopes_them(make_game):
     """With a bearer token the key is scoped to the seat: any key will do."""
     game = make_game()

@@ -231,7 +231,7 @@ def test_ids_and_tokens_never_start_with_a_dash(monkeypatch):
     (the bot client test failed on such an id); such draws are made again."""
     import secrets
 
-    from service import tokens
+    from service.hosting import tokens
 
     draws = iter(["-first", "_second", "-third", "Fourth"])
     monkeypatch.setattr(secrets, "token_urlsafe", lambda nbytes: next(draws))

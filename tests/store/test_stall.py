@@ -63,7 +63,7 @@ def _calls(store: GameStore, gid: str) -> list[Callable[[], Any]]:
         lambda: store.commit(gid, 1, b"d2", [b"e2"]),
         lambda: store.create(uuid.uuid4().hex, b"d", [b"e"]),
         lambda: store.events(gid, 1, wait_seconds=3),
-        lambda: store.creation_record("k"),
+        lambda: store.create(uuid.uuid4().hex, b"d", idempotency=("k", b"f", b"r")),
     ]
 
 
@@ -87,7 +87,7 @@ def _check_stall(
     while _within_budget(store.ping)[1] is not True:
         assert time.monotonic() < deadline, "the store did not recover"
         time.sleep(0.1)
-    assert _within_budget(lambda: store.load(gid))[1] == (1, b"d")
+    assert _within_budget(lambda: store.load_game(gid))[1] == (1, b"d", None)
 
 
 @pytest.fixture

@@ -39,12 +39,12 @@ def new_id() -> str:
 
 def test_create_load_commit(store: GameStore) -> None:
     gid = new_id()
-    assert store.load(gid) is None
+    assert store.load_game(gid) is None
     assert store.create(gid, b'{"schema":1,"n":0}', [b'{"type":"created"}']) == 1
-    assert store.load(gid) == (1, b'{"schema":1,"n":0}')
+    assert store.load_game(gid) == (1, b'{"schema":1,"n":0}', None)
     assert store.commit(gid, 1, b'{"schema":1,"n":1}', [(b'{"type":"moved"}', None)]) == 2
     assert store.commit(gid, 2, b'{"schema":1,"n":2}') == 3
-    assert store.load(gid) == (3, b'{"schema":1,"n":2}')
+    assert store.load_game(gid) == (3, b'{"schema":1,"n":2}', None)
     events, last = store.events(gid, 0)
     assert events == [(1, b'{"type":"created"}'), (2, b'{"type":"moved"}')]
     assert last == 2
@@ -70,8 +70,23 @@ def test_create_twice_fails(store: GameStore) -> None:
     store.create(gid, b"a")
     with pytest.raises(GameExists):
         store.create(gid, b"b", [b"e"])
-    assert store.load(gid) == (1, b"a")
+    assert store.load_game(gid) == (1, b"a", None)
     assert store.events(gid, 0) == ([], 0)
+
+
+def test_a_keyed_create_saves_its_record_and_a_retry_finds_it(store: GameStore) -> None:
+    gid = new_id()
+    assert store.create(gid, b"a", [b"e"], idempotency=("h", b"fp", b"answer")) == 1
+    assert store.load_with_idempotency(gid, "h") == ((1, b"a", None), (b"fp", b"answer"))
+    with pytest.raises(IdempotentReplay) as replayed:
+        store.create(gid, b"b", [b"e2"], idempotency=("h", b"fp2", b"other"))
+    assert (replayed.value.fingerprint, replayed.value.response) == (b"fp", b"answer")
+    with pytest.raises(GameExists):
+        store.create(gid, b"b", idempotency=("other", b"fp", b"answer"))
+    assert store.load_game(gid) == (1, b"a", None)
+    assert store.events(gid, 0) == ([(1, b"e")], 1)
+    ttl = store.client.ttl(key(gid, "idem"))
+    assert 0 < ttl <= min(store.idempotency_ttl_seconds, store.game_ttl_seconds)
 
 
 def test_unknown_game(store: GameStore) -> None:
@@ -79,7 +94,7 @@ def test_unknown_game(store: GameStore) -> None:
         store.commit("nope", 1, b"x")
     with pytest.raises(GameNotFound):
         store.events("nope", 0, wait_seconds=5)
-    assert store.idempotent_lookup("nope", "h") is None
+    assert store.load_with_idempotency("nope", "h")[1] is None
 
 
 def test_stale_version_conflicts_and_writes_nothing(store: GameStore) -> None:
@@ -89,9 +104,9 @@ def test_stale_version_conflicts_and_writes_nothing(store: GameStore) -> None:
     with pytest.raises(VersionConflict) as info:
         store.commit(gid, 1, b"stale", [b"lost"], idempotency=("k", b"fp", b"resp"))
     assert info.value.current_version == 2
-    assert store.load(gid) == (2, b"v2")
+    assert store.load_game(gid) == (2, b"v2", None)
     assert store.events(gid, 0) == ([(1, b"e1")], 1)
-    assert store.idempotent_lookup(gid, "k") is None
+    assert store.load_with_idempotency(gid, "k")[1] is None
 
 
 def test_concurrent_commits_exactly_one_wins(store: GameStore) -> None:
@@ -116,7 +131,7 @@ def test_concurrent_commits_exactly_one_wins(store: GameStore) -> None:
         worker.join()
     assert wins == [2]
     assert conflicts == [2] * (threads - 1)
-    version, doc = store.load(gid) or (0, b"")
+    version, doc, _results = store.load_game(gid) or (0, b"", None)
     assert version == 2
     events, last = store.events(gid, 0)
     assert len(events) == 1 and last == 1
@@ -223,7 +238,7 @@ def test_idempotency_is_stored_with_the_commit(store: GameStore) -> None:
     gid = new_id()
     store.create(gid, b"v1")
     assert store.commit(gid, 1, b"v2", [b"moved"], idempotency=("h", b"fp", b"answer")) == 2
-    assert store.idempotent_lookup(gid, "h") == (b"fp", b"answer")
+    assert store.load_with_idempotency(gid, "h")[1] == (b"fp", b"answer")
     assert store.load_with_idempotency(gid, "h") == ((2, b"v2", None), (b"fp", b"answer"))
     assert store.load_with_idempotency(gid, "other") == ((2, b"v2", None), None)
     assert store.load_with_idempotency(new_id(), "h") == (None, None)
@@ -232,10 +247,10 @@ def test_idempotency_is_stored_with_the_commit(store: GameStore) -> None:
         with pytest.raises(IdempotentReplay) as info:
             store.commit(gid, version, b"again", [b"moved again"], idempotency=("h", b"x", b"y"))
         assert (info.value.fingerprint, info.value.response) == (b"fp", b"answer")
-    assert store.load(gid) == (2, b"v2")
+    assert store.load_game(gid) == (2, b"v2", None)
     assert store.events(gid, 0) == ([(1, b"moved")], 1)
     # Keys are per game.
-    assert store.idempotent_lookup(new_id(), "h") is None
+    assert store.load_with_idempotency(new_id(), "h")[1] is None
 
 
 def test_a_write_resent_after_a_lost_reply_is_recognised(store: GameStore) -> None:
@@ -246,21 +261,21 @@ def test_a_write_resent_after_a_lost_reply_is_recognised(store: GameStore) -> No
     assert store.commit(gid, 1, b"v2", [b"moved"], idempotency=("h", b"fp", b"answer")) == 2
     assert store.commit(gid, 2, b"v3", [b"moved again"]) == 3
     # Each write happened once, and answered as done (not as a conflict or a replay).
-    assert store.load(gid) == (3, b"v3")
+    assert store.load_game(gid) == (3, b"v3", None)
     assert store.events(gid, 0) == ([(1, b"created"), (2, b"moved"), (3, b"moved again")], 3)
     # Another write of the same version is still a conflict, another creation a clash.
     with pytest.raises(VersionConflict):
         store.commit(gid, 2, b"other")
     with pytest.raises(GameExists):
         store.create(gid, b"other")
-    assert store.load(gid) == (3, b"v3")
+    assert store.load_game(gid) == (3, b"v3", None)
 
 
 def test_binary_payloads_round_trip(store: GameStore) -> None:
     gid = new_id()
     blob = bytes(range(256))
     store.create(gid, blob, [(blob, 3)])
-    assert store.load(gid) == (1, blob)
+    assert store.load_game(gid) == (1, blob, None)
     assert store.events(gid, 0, seat=3) == ([(1, blob)], 1)
 
 
@@ -280,9 +295,9 @@ def test_store_unavailable_on_a_closed_port() -> None:
     assert store.ping() is False
     calls = [
         lambda: store.create("g", b"d"),
-        lambda: store.load("g"),
+        lambda: store.load_game("g"),
         lambda: store.commit("g", 1, b"d", idempotency=("k", b"f", b"r")),
-        lambda: store.idempotent_lookup("g", "k"),
+        lambda: store.load_with_idempotency("g", "k")[1],
         lambda: store.load_with_idempotency("g", "k"),
         lambda: store.events("g", 0, wait_seconds=1),
     ]
@@ -299,10 +314,10 @@ def test_store_unavailable_after_a_crash_and_back_after_restart() -> None:
         server.kill()
         assert store.ping() is False
         with pytest.raises(StoreUnavailable):
-            store.load("g")
+            store.load_game("g")
         server.start()
         # The AOF kept the game; the client reconnects by itself.
-        assert store.load("g") == (1, b"d")
+        assert store.load_game("g") == (1, b"d", None)
         assert store.commit("g", 1, b"d2", [b"e2"]) == 2
         assert store.events("g", 0) == ([(1, b"e"), (2, b"e2")], 2)
 
@@ -318,7 +333,7 @@ def test_embedded_default_runs_the_scripts(
     other = GameStore.from_config(Config.from_env({}))  # same in-process server
     gid = new_id()
     store.create(gid, b"d", [b"e", (b"private", 0)])
-    assert other.load(gid) == (1, b"d")
+    assert other.load_game(gid) == (1, b"d", None)
     with pytest.raises(VersionConflict):
         other.commit(gid, 5, b"x")
     thread = _commit_later(other, gid, 1, [b"later"], 0.3)
@@ -328,7 +343,7 @@ def test_embedded_default_runs_the_scripts(
     store.commit(gid, 2, b"d3", idempotency=("k", b"f", b"r"))
     with pytest.raises(IdempotentReplay):
         store.commit(gid, 3, b"d4", idempotency=("k", b"f", b"r"))
-    assert store.idempotent_lookup(gid, "k") == (b"f", b"r")
+    assert store.load_with_idempotency(gid, "k")[1] == (b"f", b"r")
     assert store.load_with_idempotency(gid, "k") == ((3, b"d3", None), (b"f", b"r"))
 
 
@@ -345,9 +360,9 @@ def test_store_on_a_redis_cluster() -> None:
         for gid in ids:
             store.create(gid, b"d", [b"e"])
             assert store.commit(gid, 1, b"d2", [(b"p", 1)], idempotency=("k", b"f", b"r")) == 2
-            assert store.load(gid) == (2, b"d2")
+            assert store.load_game(gid) == (2, b"d2", None)
             assert store.events(gid, 0, seat=1) == ([(1, b"e"), (2, b"p")], 2)
-            assert store.idempotent_lookup(gid, "k") == (b"f", b"r")
+            assert store.load_with_idempotency(gid, "k")[1] == (b"f", b"r")
             assert store.load_with_idempotency(gid, "k") == ((2, b"d2", None), (b"f", b"r"))
         thread = _commit_later(store, ids[0], 2, [b"later"], 0.3)
         assert store.events(ids[0], 2, wait_seconds=5) == ([(3, b"later")], 3)
@@ -358,19 +373,19 @@ def test_store_on_a_redis_cluster() -> None:
 def test_write_ids_differ_between_forked_workers() -> None:
     """gunicorn forks its workers from a preloaded master: each must draw its own
     write ids, or two workers could take each other's write as their own."""
-    from service.store.game_store import _write_id
+    from service.store.game_store import new_write_id
 
-    _write_id()  # the master has used its generator before forking
+    new_write_id()  # the master has used its generator before forking
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
-        os.write(write, ",".join(_write_id() for _ in range(3)).encode())
+        os.write(write, ",".join(new_write_id() for _ in range(3)).encode())
         os._exit(0)
     os.waitpid(pid, 0)
     child = os.read(read, 1000).decode().split(",")
     os.close(read)
     os.close(write)
-    parent = [_write_id() for _ in range(3)]
+    parent = [new_write_id() for _ in range(3)]
     assert len(child) == 3 and all(len(i) == 16 for i in child + parent)
     assert not set(child) & set(parent)
 
@@ -395,6 +410,6 @@ def test_a_game_keeps_a_bounded_number_of_idempotency_records(
     )
     assert stored < KEPT * len(answer) * 1.5, stored  # 192 keys stored: 3x that
     newest = [f"key{v}" for v in range(2 * KEPT + 1, 3 * KEPT + 1)]
-    assert all(store.idempotent_lookup(gid, k) == (b"fp", answer) for k in newest)
-    assert store.idempotent_lookup(gid, "key1") is None
-    assert store.idempotent_lookup(gid, f"key{2 * KEPT}") is None
+    assert all(store.load_with_idempotency(gid, k)[1] == (b"fp", answer) for k in newest)
+    assert store.load_with_idempotency(gid, "key1")[1] is None
+    assert store.load_with_idempotency(gid, f"key{2 * KEPT}")[1] is None

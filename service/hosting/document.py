@@ -1,47 +1,45 @@
-"""The stored game record's document format, and the texts of its views.
+"""What the store keeps of a hosted game: the record's document format
+(:data:`DOC_FORMAT`, checked when a document is read), and the texts of the
+views saved beside it.
 
-A record (:class:`service.games.GameRecord`) is versioned JSON
-(:data:`DOC_FORMAT`); this process writes the format :func:`set_write_format`
-chose and reads them all.  A saved view text leaves out the finished rounds'
-results, stored apart since format 2, and :func:`with_results` puts them back
-without parsing either text.
+The saved view texts leave out the finished rounds' results, stored apart (they
+change once a round, the document on every move); :func:`with_results` puts
+them back without parsing either text.
+
+There is one document format.  When a second one is needed, the way to roll it
+out is written down in ``docs/PRODUCTION.md`` (rolling upgrades).
 """
 
 from __future__ import annotations
 
 import hmac
 
+from service.engine.errors import StateFormatError
+
 DOC_FORMAT = 3
-"""3: the engine state in its compact form (cards one character each, no second
-copy of the options and seed) and the arranged hands' cards the same way; 2:
-the results of finished rounds are stored apart from the document (they change
-once a round, the document on every move), as in 3; 1 kept them inside."""
-READABLE_FORMATS = (1, 2, 3)
-DROP_RESULTS = b"-"
-"""What :meth:`GameRecord.results_to_save` answers when results stored apart must
-go (format 1 is being written again); never a JSON text."""
-
-_write_format = DOC_FORMAT
+"""The document's format number (``"f"``): the engine state in its compact form
+(cards one character each, no second copy of the options and seed), the arranged
+hands' cards the same way, the results of finished rounds stored apart."""
 
 
-def set_write_format(doc_format: int) -> None:
-    """The document format this process writes (``GAME_FORMAT``): 3, or an older
-    one while instances of a release that reads only that one may still load the
-    games (2 for the release before this one, 1 for the one before that).  All
-    three are always read."""
-    global _write_format
-    if doc_format not in READABLE_FORMATS:
-        raise ValueError(f"unknown game record format {doc_format!r}")
-    _write_format = doc_format
+def check_format(doc_format: object) -> None:
+    """Refuse a document of any format but :data:`DOC_FORMAT`.
 
-
-def write_format() -> int:
-    """The document format this process writes (see :func:`set_write_format`)."""
-    return _write_format
+    >>> check_format(3)
+    >>> check_format(2)
+    Traceback (most recent call last):
+    ...
+    service.engine.errors.StateFormatError: unknown game document format 2 (this release reads 3)
+    """
+    if doc_format != DOC_FORMAT:
+        raise StateFormatError(
+            f"unknown game document format {doc_format!r} (this release reads {DOC_FORMAT})"
+        )
 
 
 def with_results(public: bytes, results: bytes, seat_part: bytes = b"{}") -> bytes:
-    """The view text made of :meth:`GameRecord.public_json`, the results' text and
+    """The view text made of the saved public view
+    (:func:`~service.hosting.game_views.public_json`), the results' text and
     the JSON of a seat's part (a seat's view), with no parsing.
 
     >>> with_results(b'{"id":"g"}', b"[]")
@@ -61,17 +59,6 @@ def with_seat_part(view: bytes, seat_part: bytes) -> bytes:
     b'{"id":"g","results":[],"seat":1}'
     """
     return view[:-1] + b"," + seat_part[1:]
-
-
-def saved_public_view(public: bytes, results: bytes | None) -> bytes:
-    """The public view text as the store keeps it, completed with the results
-    stored apart (``results`` None: a format 1 text, which holds its own; an empty
-    text, saved by an old release without a public view, stays empty).
-
-    >>> saved_public_view(b'{"id":"g"}', b"[]"), saved_public_view(b'{"id":"g"}', None)
-    (b'{"id":"g","results":[]}', b'{"id":"g"}')
-    """
-    return public if not public or results is None else with_results(public, results)
 
 
 def seat_parts_text(version: int, parts: list[tuple[str, bytes]]) -> bytes:

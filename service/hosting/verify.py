@@ -15,7 +15,7 @@ import sys
 import urllib.request
 from typing import Any
 
-from service.fairplay import verify_replay
+from service.hosting.replays import verify_replay
 
 
 def fetch(url: str, game: str) -> dict[str, Any]:

@@ -48,9 +48,24 @@ def rematch_game_id(game_id: str) -> str:
     >>> len(rematch_game_id("abc"))
     22
     """
-    digest = hashlib.sha256(f"rematch\0{game_id}".encode()).digest()[:16]
-    text = base64.urlsafe_b64encode(digest).decode().rstrip("=")
-    return "_" + text[1:] if text.startswith("-") else text
+    return _derived_id(f"rematch\0{game_id}")
+
+
+def keyed_game_id(key_hash: str) -> str:
+    """The id of the game created by the request whose ``Idempotency-Key`` has the
+    hash ``key_hash``: a retry of that request finds the game, and the answer saved
+    with it, under the same id.  As unguessable as the key (which must be random).
+
+    >>> keyed_game_id("ab") == keyed_game_id("ab") != rematch_game_id("ab")
+    True
+    """
+    return _derived_id(f"created\0{key_hash}")
+
+
+def _derived_id(text: str) -> str:
+    digest = hashlib.sha256(text.encode()).digest()[:16]
+    out = base64.urlsafe_b64encode(digest).decode().rstrip("=")
+    return "_" + out[1:] if out.startswith("-") else out
 
 
 def seed_from_client(seed: str | int) -> str:

@@ -1,0 +1,131 @@
+"""``Idempotency-Key``: the one way every write is made safe to retry.
+
+A keyed write -- a create, a join, a move, an autopilot or rematch request --
+saves its answer in the same atomic store write that makes its change (the game's
+idempotency records, see :mod:`service.store.game_store`), tokens masked
+(:mod:`service.api.token_masking`).  A retry with the same key finds that answer
+when it reads the game, or when its own write is refused for it, and is answered
+it again (:func:`replay`); a key used with another request is answered 422.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from flask import Response
+
+from service.api.auth import bearer_token
+from service.api.context import call
+from service.api.problems import ApiError
+from service.api.responses import json_response
+from service.api.token_masking import mask_tokens, unmask_tokens
+from service.hosting.tokens import hash_token
+
+IDEMPOTENCY_KEY_MAX = 255
+
+SECRET_KEY_MIN_BITS = 128
+"""The least a key of a request without a bearer token must carry (see :func:`key_bits`)."""
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Idempotency:
+    """An ``Idempotency-Key`` of a request: the hash naming its record, the
+    request's fingerprint, and a secret that masks tokens in the saved answer
+    (derived from the key itself, which is never stored, so tokens saved for a
+    replay are unreadable without the key)."""
+
+    key_hash: str
+    fingerprint: bytes
+    mask_secret: bytes
+
+    def record(
+        self, status: int, body: Any, version: int, **extra: Any
+    ) -> tuple[str, bytes, bytes]:
+        """The record a write saves with its change: ``(key hash, fingerprint,
+        answer)``, the answer's tokens masked."""
+        saved = {"status": status, "body": mask_tokens(body, self.mask_secret), "version": version}
+        return self.key_hash, self.fingerprint, orjson.dumps({**saved, **extra})
+
+
+def key_bits(key: str) -> int:
+    """The random bits a key can hold, judged by its form: 4 a character of a
+    hex key (a UUID's hyphens aside), 6 of a base64url one, 0 for anything else
+    or for a key of fewer than 8 distinct characters (``aaaa...``, ``0000...``).
+
+    >>> key_bits("3f2b8c4e-9d1a-4f6b-8e2c-7a5d9b1c0e4f")  # a UUID
+    128
+    >>> key_bits("q8Zr2LxV0nWbT5yKpD3sHc")  # 16 random bytes, base64url
+    132
+    >>> key_bits("create-game-1"), key_bits("a" * 64), key_bits("a key")
+    (78, 0, 0)
+    """
+    digits = key.replace("-", "")
+    if len(set(digits)) < 8:
+        return 0
+    if _HEX.fullmatch(digits):
+        return 4 * len(digits)
+    if _BASE64URL.fullmatch(key):
+        return 6 * len(key)
+    return 0
+
+
+def idempotency(scope: str, *, secret: bool = False) -> Idempotency | None:
+    """The request's ``Idempotency-Key``, scoped (per game and player), if any.
+
+    With ``secret`` (a request without a bearer token: a create or a join,
+    whose answer holds tokens), the key is all that proves a replay is the
+    client's own, so it must be a random one of at least
+    :data:`SECRET_KEY_MIN_BITS` bits (a UUID, 32 hex digits, 22 base64url
+    characters): a guessed key then never yields a token."""
+    current = call()
+    key = current.header("Idempotency-Key")
+    if key is None:
+        return None
+    if not key or len(key) > IDEMPOTENCY_KEY_MAX:
+        raise ApiError("BAD_REQUEST", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} chars")
+    if secret and key_bits(key) < SECRET_KEY_MIN_BITS:
+        raise ApiError(
+            "WEAK_IDEMPOTENCY_KEY",
+            "without a bearer token, Idempotency-Key must be random: a UUID, at least 32 hex "
+            "digits or at least 22 base64url characters",
+        )
+    key_hash = hashlib.sha256(f"{scope}\0{key}".encode()).hexdigest()
+    fingerprint = hashlib.sha256(
+        current.method.encode() + b"\0" + current.path.encode() + b"\0" + current.body()
+    ).digest()
+    mask_secret = hashlib.sha256(f"mask\0{scope}\0{key}".encode()).digest()
+    return Idempotency(key_hash, fingerprint, mask_secret)
+
+
+def game_idempotency(game_id: str) -> Idempotency | None:
+    """The request's key for a write to ``game_id``, scoped to the game and to the
+    bearer token sent (so players' keys never meet); without a token it must be
+    secret (see :func:`idempotency`)."""
+    if call().header("Idempotency-Key") is None:  # else no token hash to compute
+        return None
+    token = bearer_token()
+    scope = f"{game_id}\0{hash_token(token) if token else ''}"
+    return idempotency(scope, secret=token is None)
+
+
+def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Response:
+    """Answer again what was answered first, or 422 if the key was used otherwise."""
+    if fingerprint != idem.fingerprint:
+        raise ApiError(
+            "IDEMPOTENCY_KEY_REUSED",
+            "this Idempotency-Key was used with a different request",
+        )
+    saved = orjson.loads(raw)
+    return json_response(
+        unmask_tokens(saved["body"], idem.mask_secret),
+        saved["status"],
+        version=saved.get("version"),
+        headers={**(saved.get("headers") or {}), "Idempotent-Replayed": "true"},
+    )

@@ -1,0 +1,110 @@
+"""Seats: a new hosted game (the create request's players, seats, ruleset, options
+and seed checked and made into a :class:`~service.hosting.record.GameRecord`),
+joining an open seat, and claiming the seat a rematch reserved.  Each human who
+takes a seat is issued its bearer token here (:func:`issue_token`); the table is
+dealt as soon as every seat is taken."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.engine.errors import InvalidOptionError
+from service.engine.records import Event
+from service.engine.rules import Game, Options, preset
+from service.engine.shuffle import new_seed
+from service.hosting.bot_turns import check_bot_level
+from service.hosting.record import GameRecord, Seat
+from service.hosting.refusals import GameFullError, NotSeatedError, SeatClaimedError
+from service.hosting.tokens import hash_token, new_game_id, new_token, seed_from_client
+
+
+def issue_token(seat: Seat) -> str:
+    """A new bearer token for ``seat``, whose hash the seat keeps (the token is
+    shown once, to the player taking the seat)."""
+    token = new_token()
+    seat.token_hash = hash_token(token)
+    return token
+
+
+def create_record(
+    players: list[dict[str, Any]],
+    seats: int | None,
+    ruleset: str,
+    overrides: dict[str, Any],
+    seed: str | int | None,
+    allow_seed: bool,
+    turn_timeout: int | None = None,
+    autopilot_after: int | None = None,
+    game_id: str | None = None,
+) -> tuple[GameRecord, dict[int, str], list[Event]]:
+    """A new game record (of id ``game_id``, default a new one), the tokens of its
+    human seats, and its first events.
+
+    Raises :class:`InvalidOptionError` (422) for bad options, seat counts or bots.
+    """
+    options = Options.from_dict(overrides, base=preset(ruleset))
+    total = len(players) if seats is None else seats
+    if total < len(players):
+        raise InvalidOptionError(
+            f"seats ({total}) is less than the number of players given ({len(players)})",
+            field="seats",
+        )
+    Game(total, options)  # validates the seat count and decks
+    for player in players:
+        if player.get("bot") is not None:
+            check_bot_level(player["bot"], "bot")
+    if all(p.get("bot") for p in players) and total == len(players):
+        raise InvalidOptionError(
+            "a game needs at least one human or open seat; simulate bot-only games "
+            "with three-thirteen-sim",
+            field="players",
+        )
+    seeded = seed is not None and allow_seed
+    record = GameRecord(
+        id=new_game_id() if game_id is None else game_id,
+        ruleset=ruleset,
+        options=options,
+        seats=[Seat(i) for i in range(total)],
+        seed=seed_from_client(seed) if seeded and seed is not None else new_seed(),
+        seeded=seeded,
+        turn_timeout=turn_timeout,
+        autopilot_after=autopilot_after,
+    )
+    tokens: dict[int, str] = {}
+    events = [Event("game_created", {"seats": total, "ruleset": ruleset})]
+    for i, player in enumerate(players):
+        seat = record.seats[i]
+        seat.name, seat.bot = player["name"], player.get("bot")
+        if seat.bot is None:
+            tokens[i] = issue_token(seat)
+        events.append(Event("player_joined", {"seat": i, "name": seat.name, "bot": seat.bot}))
+    events += record.start_if_full()
+    return record, tokens, events
+
+
+def join(record: GameRecord, name: str) -> tuple[int, str, list[Event]]:
+    """Take the lowest open seat of ``record``: ``(seat, token, events)``; deals
+    round 1 when it was the last one."""
+    open_seats = [s for s in record.seats if s.is_joinable]
+    if not open_seats:
+        raise GameFullError("every seat is taken")
+    seat = open_seats[0]
+    seat.name = name
+    token = issue_token(seat)
+    events = [Event("player_joined", {"seat": seat.seat, "name": name, "bot": None})]
+    return seat.seat, token, events + record.start_if_full()
+
+
+def claim_reserved(record: GameRecord, old_token: str) -> tuple[int, str, list[Event]]:
+    """Claim the rematch seat reserved for the holder of ``old_token`` (its token
+    in the finished game): ``(seat, new token, events)``."""
+    digest = hash_token(old_token)
+    for seat in record.seats:
+        if seat.reserved_for == digest:
+            seat.reserved_for = None
+            token = issue_token(seat)
+            events = [Event("player_joined", {"seat": seat.seat, "name": seat.name, "bot": None})]
+            return seat.seat, token, events + record.start_if_full()
+    if any(s.token_hash is not None for s in record.seats):
+        raise SeatClaimedError("your seat in the rematch was claimed already")
+    raise NotSeatedError("no seat in this rematch is reserved for you")
