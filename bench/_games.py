@@ -19,9 +19,10 @@ import redis
 
 from service.api.snapshots import events_payload, snapshot
 from service.engine.moves import Discard, Draw, Source
+from service.engine.rounds import Phase
 from service.engine.shuffle import new_seed
 from service.engine.solver import best_arrangement
-from service.engine.state import Phase, legal_moves
+from service.engine.state import legal_moves
 from service.engine.view import observe
 from service.hosting.record import GameRecord
 from service.hosting.seating import create_record, issue_token

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from service.engine.cards import JOKER, Card, Rank
 from service.engine.melds import Meld, classify_meld
-from service.engine.rules import MAX_DECKS, Options
+from service.engine.options import MAX_DECKS, Options
 from service.engine.solver_budget import WORK_BUDGET, Budget
 from service.engine.solver_table import best_with_table
 

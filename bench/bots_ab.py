@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service import bots  # noqa: E402
 from service.bots.simulate import game_seed, mean_ci, play_game, seating  # noqa: E402
-from service.engine.rules import Options  # noqa: E402
+from service.engine.options import Options
 
 VARIANT = "variant"
 

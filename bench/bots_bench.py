@@ -37,7 +37,7 @@ from service.bots.simulate import (  # noqa: E402
     run_games,
     summarize,
 )
-from service.engine.rules import Options  # noqa: E402
+from service.engine.options import Options
 
 PAIRINGS: tuple[tuple[str, ...], ...] = (
     ("strong", "basic"),

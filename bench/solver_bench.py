@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import _tables as tables  # noqa: E402
 from service.engine.cards import JOKER, Card, Rank, build_shoe  # noqa: E402
-from service.engine.rules import Aces, FaceCardPoints, Options  # noqa: E402
+from service.engine.options import Aces, FaceCardPoints, Options
 from service.engine.solver import best_arrangement, clear_memos, going_out_melds  # noqa: E402
 
 TARGET_MEDIAN_MS = 0.2

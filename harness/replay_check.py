@@ -18,7 +18,8 @@ import requests
 from service.engine.cards import Card
 from service.engine.codec import state_to_compact
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.rules import Game, Options
+from service.engine.options import Options
+from service.engine.rules import Game
 from service.engine.state import State
 from service.hosting.record import GameRecord
 from service.hosting.tokens import seed_from_client

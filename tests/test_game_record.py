@@ -12,7 +12,7 @@ from service.engine import solver as solver_module
 from service.engine.codec import ids_of_chars
 from service.engine.errors import StateFormatError
 from service.engine.moves import Draw, Source
-from service.engine.state import Phase
+from service.engine.rounds import Phase
 from service.hosting import game_views
 from service.hosting.document import DOC_FORMAT, seat_part_for, with_results
 from service.hosting.game_views import move_texts, seat_parts_json, seat_view_json

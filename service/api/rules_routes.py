@@ -12,13 +12,7 @@ from service.api.blueprint import Blueprint, document_errors
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs
 from service.engine.evaluation import evaluate_hand
-from service.engine.rules import (
-    OPTION_SPECS,
-    PRESET_DESCRIPTIONS,
-    PRESETS,
-    Options,
-    preset,
-)
+from service.engine.options import OPTION_SPECS, PRESET_DESCRIPTIONS, PRESETS, Options, preset
 
 blp = Blueprint("rules", __name__, url_prefix="/v1", description="Rules and hand evaluation")
 

@@ -15,7 +15,7 @@ from typing import Any
 from service.bots.evaluator import Context, codes_to_ids
 from service.engine.cards import Card
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.rules import Options
+from service.engine.options import Options
 
 
 @dataclass(slots=True)

@@ -28,7 +28,8 @@ from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from service.engine.cards import JOKER_ID, Card, Rank
-from service.engine.rules import Aces, Options, points_table
+from service.engine.options import Aces, Options
+from service.engine.rules import points_table
 from service.engine.solver import best_arrangement
 
 INF = 10**6

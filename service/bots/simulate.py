@@ -30,8 +30,9 @@ from typing import Any
 from service import bots
 from service.bots.turn_rng import turn_rng
 from service.engine.moves import Move
+from service.engine.options import Options, preset
 from service.engine.records import Event
-from service.engine.rules import Game, Options, preset
+from service.engine.rules import Game
 from service.engine.shuffle import Shuffler
 from service.engine.state import State
 from service.engine.view import observe

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from service.engine.cards import Card, Rank, parse_cards
 from service.engine.errors import InvalidMeldsError, InvalidOptionError, MalformedError
 from service.engine.melds import Arrangement, classify_meld
-from service.engine.rules import MAX_DECKS, Game, Options
+from service.engine.options import MAX_DECKS, Options
+from service.engine.rules import Game
 from service.engine.solver import bounded_arrangement
 
 

@@ -22,40 +22,21 @@ from service.engine.cards import Card, Rank
 from service.engine.errors import InvalidOptionError
 from service.engine.options import (
     CLASSIC,
-    MAX_DECKS,
-    MAX_TURNS_LIMIT,
-    OPTION_SPECS,
-    PRESET_DESCRIPTIONS,
-    PRESETS,
     Aces,
     FaceCardPoints,
     Options,
-    OptionSpec,
     RoundOrder,
-    preset,
 )
 
-__all__ = [  # the options' names too, as other layers have always imported them from here
-    "CLASSIC",
-    "MAX_DECKS",
+__all__ = [
     "MAX_PLAYERS",
-    "MAX_TURNS_LIMIT",
     "MIN_PLAYERS",
-    "OPTION_SPECS",
-    "PRESETS",
-    "PRESET_DESCRIPTIONS",
     "TURNS_PER_PLAYER_CAP",
-    "Aces",
-    "FaceCardPoints",
     "Game",
-    "OptionSpec",
-    "Options",
-    "RoundOrder",
     "RoundSpec",
     "card_points",
     "min_decks",
     "points_table",
-    "preset",
     "wild_rank_for",
 ]
 

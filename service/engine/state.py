@@ -37,7 +37,7 @@ from service.engine.rules import Game, RoundSpec, points_table
 from service.engine.shuffle import Shuffler
 from service.engine.solver import best_arrangement, going_out_discards, going_out_melds
 
-__all__ = ["Phase", "Round", "State", "Status", "legal_moves"]  # Phase, Round: from .rounds
+__all__ = ["State", "Status", "legal_moves"]
 
 
 class Status(enum.Enum):

@@ -29,8 +29,9 @@ from service.engine.codec import (
 )
 from service.engine.errors import GameNotInProgressError, StateFormatError
 from service.engine.moves import Move
+from service.engine.options import Options
 from service.engine.records import Event
-from service.engine.rules import Game, Options
+from service.engine.rules import Game
 from service.engine.state import State
 from service.engine.view import (
     ArrangementKey,

@@ -8,7 +8,8 @@ from typing import Any
 
 from service.engine.errors import EngineError, GameNotInProgressError, IllegalMoveError
 from service.engine.moves import Move
-from service.engine.rules import Game, Options
+from service.engine.options import Options
+from service.engine.rules import Game
 from service.engine.shuffle import commitment, new_seed
 from service.engine.state import State
 from service.hosting.record import GameRecord, Seat

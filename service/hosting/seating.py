@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from service.engine.errors import InvalidOptionError
+from service.engine.options import Options, preset
 from service.engine.records import Event
-from service.engine.rules import Game, Options, preset
+from service.engine.rules import Game
 from service.engine.shuffle import new_seed
 from service.hosting.bot_turns import check_bot_level
 from service.hosting.record import GameRecord, Seat

@@ -13,8 +13,9 @@ import time
 
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.records import Event
+from service.engine.rounds import Phase
 from service.engine.rules import card_points
-from service.engine.state import Phase, State, legal_moves
+from service.engine.state import State, legal_moves
 from service.engine.view import observe
 from service.hosting.bot_turns import History, check_bot_level, marked
 from service.hosting.record import GameRecord, Seat

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from service.engine.moves import Move
-from service.engine.rules import Game, Options, preset
+from service.engine.options import Options, preset
+from service.engine.rules import Game
 from service.engine.state import State
 from service.engine.view import observe
 from service.hosting.tokens import seed_from_client

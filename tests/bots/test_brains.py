@@ -15,7 +15,8 @@ from service.bots.evaluator import Context, ids
 from service.bots.simulate import game_seed
 from service.engine.cards import Rank, build_shoe
 from service.engine.moves import Move
-from service.engine.rules import Aces, Game, Options
+from service.engine.options import Aces, Options
+from service.engine.rules import Game
 from service.engine.solver import best_arrangement
 from service.engine.state import State
 from service.engine.view import observe

@@ -12,7 +12,7 @@ import pytest
 from service.bots import client as bot_client
 from service.bots.client import ApiProblem, Client, Player
 from service.bots.simulate import play_game
-from service.engine.rules import Options
+from service.engine.options import Options
 from service.hosting.tokens import seed_from_client
 
 

@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from service.bots import simulate
-from service.engine.rules import Options
+from service.engine.options import Options
 
 
 def test_simulator_main_runs_a_tiny_config(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,9 +14,11 @@ import pytest
 from service.engine.cards import parse_cards
 from service.engine.melds import classify_meld
 from service.engine.moves import Discard, Draw, Source
-from service.engine.rules import PRESETS, Game
+from service.engine.options import PRESETS
+from service.engine.rounds import Phase
+from service.engine.rules import Game
 from service.engine.solver import best_arrangement
-from service.engine.state import Phase, State, legal_moves
+from service.engine.state import State, legal_moves
 from service.engine.view import arrangement_after_discard, arrangement_key, seat_part
 from service.hosting.timers import automatic_finish
 

@@ -16,7 +16,8 @@ from service.api.schemas.fields import (
     card_field,
     integer,
 )
-from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, OPTION_SPECS, Game, Options
+from service.engine.options import OPTION_SPECS, Options
+from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, Game
 
 
 class PlayerIn(Schema):
