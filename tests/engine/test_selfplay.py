@@ -45,7 +45,7 @@ from service.engine import (
     observe,
 )
 from tests.engine.saved import Saved, load, save
-from tests.engine.test_codec_moves import GOOD_VALUES
+from tests.engine.test_moves import GOOD_VALUES
 
 # (players, options, seed number).  Full schedules first, then shortened ones.
 HAND_PICKED: list[tuple[int, dict[str, Any]]] = [
