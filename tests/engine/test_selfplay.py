@@ -44,8 +44,8 @@ from service.engine import (
     legal_moves,
     observe,
 )
+from tests.engine.option_values import GOOD_VALUES
 from tests.engine.saved import Saved, load, save
-from tests.engine.test_moves import GOOD_VALUES
 
 # (players, options, seed number).  Full schedules first, then shortened ones.
 HAND_PICKED: list[tuple[int, dict[str, Any]]] = [
