@@ -20,7 +20,7 @@ from service.engine.rules import Game
 from service.engine.solver import best_arrangement
 from service.engine.state import State
 from service.engine.view import observe
-from tests.engine.test_state import craft
+from tests.engine.crafted import craft
 
 OPTION_SETS: list[dict[str, Any]] = [
     {},

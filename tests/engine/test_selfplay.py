@@ -14,10 +14,7 @@ the same seed and moves giving the same events and totals.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import random
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +22,6 @@ import pytest
 
 from service.engine import (
     OPTION_SPECS,
-    Card,
     Discard,
     Draw,
     Event,
@@ -34,18 +30,21 @@ from service.engine import (
     Move,
     Options,
     Phase,
-    ResultLog,
     Source,
     State,
-    best_arrangement,
-    build_shoe,
-    card_points,
     errors,
     legal_moves,
     observe,
 )
-from tests.engine.saved import Saved, load, save
-from tests.engine.test_codec_moves import GOOD_VALUES
+from tests.engine.option_values import GOOD_VALUES
+from tests.engine.saved import load, save
+from tests.engine.selfplay_checks import (
+    check_invariants,
+    check_round_result,
+    clone,
+    illegal_samples,
+)
+from tests.engine.selfplay_policy import choose
 
 # (players, options, seed number).  Full schedules first, then shortened ones.
 HAND_PICKED: list[tuple[int, dict[str, Any]]] = [
@@ -109,190 +108,11 @@ def test_every_option_is_covered() -> None:
     assert {n for n, _ in COMBOS} == set(range(2, 9))
 
 
-# -- invariants ----------------------------------------------------------------
-
-
-@functools.cache
-def _shoe(decks: int, jokers_per_deck: int) -> Counter[Card]:
-    return Counter(build_shoe(decks, jokers_per_deck))
-
-
-def _check_invariants(state: State) -> None:
-    game = state.game
-    assert all(t >= 0 for t in state.totals)
-    for result in state.results:
-        assert all(h.points >= 0 for h in result.hands)
-    rnd = state.round
-    if rnd is None:
-        return
-    held = Counter(rnd.stock + rnd.discard + [c for hand in rnd.hands for c in hand])
-    assert held == _shoe(game.decks, game.options.jokers_per_deck), "cards created or lost"
-    size = state.spec.hand_size
-    for seat, hand in enumerate(rnd.hands):
-        extra = 1 if seat == rnd.turn and rnd.phase is Phase.DISCARD else 0
-        assert len(hand) == size + extra, (seat, len(hand), size)
-        assert hand == sorted(hand)
-    assert all(p >= 0 for p in rnd.penalties)
-    if rnd.phase is Phase.DRAW:
-        assert rnd.discard, "a turn starts with a discard pile"
-        assert rnd.drawn_from_discard is None and not rnd.claim_refused
-    if rnd.went_out is None:
-        assert rnd.final_turns_left == 0
-    else:
-        assert 1 <= rnd.final_turns_left < game.num_players
-        assert rnd.turn != rnd.went_out
-    limit = game.options.max_turns_per_round
-    if limit is not None and rnd.went_out is None:
-        assert rnd.turns_taken < limit
-
-
-def _illegal_samples(
-    state: State, legal: list[Move], rng: random.Random
-) -> list[tuple[int, Move, type[Exception]]]:
-    rnd = state.round
-    assert rnd is not None
-    n = state.game.num_players
-    seat = rnd.turn
-    other = (seat + rng.randrange(1, n)) % n
-    hand = rnd.hands[seat]
-    missing = [c for c in map(Card.from_id, range(53)) if c not in hand]
-    out: list[tuple[int, Move, type[Exception]]] = [
-        (other, Draw(Source.STOCK), errors.NotYourTurnError),
-        (other, Discard(rnd.hands[other][0]), errors.NotYourTurnError),
-    ]
-    if rnd.phase is Phase.DRAW:
-        out.append((seat, Discard(rng.choice(hand)), errors.WrongPhaseError))
-        out.append((seat, GoOut(rng.choice(hand)), errors.WrongPhaseError))
-    else:
-        out.append((seat, Draw(rng.choice(list(Source))), errors.WrongPhaseError))
-        out.append((seat, Discard(rng.choice(missing)), errors.CardNotInHandError))
-        # after a refused claim every go-out is refused first
-        go_out_error = (
-            errors.GoOutForbiddenError if rnd.claim_refused else errors.CardNotInHandError
-        )
-        out.append((seat, GoOut(rng.choice(missing)), go_out_error))
-        if rnd.drawn_from_discard is not None:
-            out.append((seat, Discard(rnd.drawn_from_discard), errors.DiscardForbiddenError))
-        if rnd.claim_refused:
-            out.append((seat, GoOut(hand[0]), errors.GoOutForbiddenError))
-        elif state.game.options.false_go_out_penalty is None:
-            legal_discards = {m.discard for m in legal if isinstance(m, GoOut)}
-            bad = [c for c in hand if c not in legal_discards and c != rnd.drawn_from_discard]
-            if bad:
-                out.append((seat, GoOut(rng.choice(bad)), errors.InvalidMeldsError))
-    return out
+# -- playing a game ----------------------------------------------------------------
 
 
 def _events(events: list[Event]) -> list[tuple[str, dict[str, Any], int | None]]:
     return [(e.type, e.to_dict(), e.seat) for e in events]
-
-
-def _check_round_result(state: State, before: Saved, events: list[Event]) -> None:
-    """A round just ended: every hand revealed, points consistent with the deadwood."""
-    ended = [e for e in events if e.type == "round_ended"]
-    if not ended:
-        return
-    result = state.results[-1]
-    old = load(before)
-    assert old.round is not None
-    spec = old.spec
-    assert result.number == spec.number and result.wild_rank == spec.wild_rank
-    assert result.multiplier == old.game.round_multiplier(spec)
-    for hand in result.hands:
-        shown = Counter(hand.deadwood)
-        for meld in hand.melds:
-            shown += Counter(meld.cards)
-        for lo in hand.layoffs:
-            shown += Counter(lo.cards)
-        assert len(list(shown.elements())) == spec.hand_size
-        dead = sum(card_points(c, spec.wild_rank, old.game.options) for c in hand.deadwood)
-        assert hand.points == dead * result.multiplier + hand.penalty
-        if hand.seat == result.went_out:
-            assert not hand.deadwood and hand.points == hand.penalty
-    if result.ended_by == "turn_limit":
-        assert result.went_out is None
-        assert old.round.turns_taken + 1 == old.game.options.max_turns_per_round
-        assert not result.table
-        for hand in result.hands:  # scored as they stand (the mover's hand lost its discard)
-            if hand.seat == old.round.turn:
-                continue
-            best = best_arrangement(old.round.hands[hand.seat], spec.wild_rank, old.game.options)
-            assert hand.points == best.points * result.multiplier + hand.penalty
-    else:
-        assert result.ended_by == "went_out" and result.went_out is not None
-
-
-def _clone(state: State) -> State:
-    """A cheap deep-enough copy (results are frozen and can be shared)."""
-    rnd = state.round
-    assert rnd is not None
-    copy = dataclasses.replace(
-        rnd,
-        stock=list(rnd.stock),
-        discard=list(rnd.discard),
-        hands=[list(h) for h in rnd.hands],
-        table=list(rnd.table),
-        table_owners=list(rnd.table_owners),
-        scored=dict(rnd.scored),
-        penalties=list(rnd.penalties),
-    )
-    return State(
-        state.game,
-        state.seed,
-        list(state.totals),
-        copy,
-        ResultLog(state.results.dicts()),
-        list(state.winners),
-    )
-
-
-# -- the policy ------------------------------------------------------------------
-
-
-def _choose(state: State, rng: random.Random, stubborn: bool = False) -> Move:
-    """``stubborn``: always draw from the stock and never go out (the stock runs out)."""
-    rnd = state.round
-    assert rnd is not None
-    seat = rnd.turn
-    moves = legal_moves(state, seat)
-    assert moves
-    if rnd.phase is Phase.DRAW:
-        return moves[0] if stubborn else rng.choice(moves)
-    if stubborn:
-        return rng.choice([m for m in moves if isinstance(m, Discard)])
-    go_outs = [m for m in moves if isinstance(m, GoOut)]
-    discards = [m for m in moves if isinstance(m, Discard)]
-    if go_outs and rng.random() < 0.85:
-        m = rng.choice(go_outs)
-        assert m.melds is not None
-        roll = rng.random()
-        if roll < 0.3:
-            return GoOut(m.discard)  # let the engine find the melds
-        if roll < 0.6:  # the same melds in another order
-            melds = [tuple(rng.sample(meld, len(meld))) for meld in m.melds]
-            rng.shuffle(melds)
-            return GoOut(m.discard, tuple(melds))
-        return m
-    if (
-        state.game.options.false_go_out_penalty is not None
-        and not rnd.claim_refused
-        and rng.random() < 0.15
-    ):
-        ok = {m.discard for m in go_outs}
-        bad = [m.card for m in discards if m.card not in ok]
-        if bad:
-            return GoOut(rng.choice(bad))  # an invalid claim
-    if rng.random() < 0.9:  # greedy: keep the best hand
-        spec = state.spec
-        hand = rnd.hands[seat]
-
-        def left(m: Discard) -> int:
-            rest = list(hand)
-            rest.remove(m.card)
-            return best_arrangement(rest, spec.wild_rank, state.game.options).points
-
-        return min(discards, key=left)
-    return rng.choice(discards)
 
 
 @dataclass
@@ -311,7 +131,7 @@ def _play(
     assert state.round.dealer == State.new(game, seed).round.dealer  # type: ignore[union-attr]
     dealer = state.round.dealer
     round_index = 0
-    _check_invariants(state)
+    check_invariants(state)
     after = save(state)
     while state.round is not None:
         rnd = state.round
@@ -323,16 +143,16 @@ def _play(
         # sampled legal moves are accepted (on copies)
         legal = legal_moves(state, seat)
         for m in rng.sample(legal, min(2, len(legal))):
-            copy = _clone(state)
+            copy = clone(state)
             copy.apply(seat, m)
-            _check_invariants(copy)
+            check_invariants(copy)
         # sampled illegal moves raise and change nothing
-        for who, m, exc in _illegal_samples(state, legal, rng):
+        for who, m, exc in illegal_samples(state, legal, rng):
             assert m not in (legal if who == seat else legal_moves(state, who))
             with pytest.raises(exc):
                 state.apply(who, m)
         assert state == restored  # unchanged (dataclass equality: every field, every card)
-        move = _choose(state, rng, stubborn)
+        move = choose(state, rng, stubborn)
         events = state.apply(seat, move)
         # the restored state behaves identically
         assert _events(restored.apply(seat, move)) == _events(events)
@@ -348,7 +168,7 @@ def _play(
             with pytest.raises(errors.GoOutForbiddenError):
                 state.apply(seat, move)
             assert all(isinstance(m, Discard) for m in legal_moves(state, seat))
-        _check_round_result(state, before, events)
+        check_round_result(state, before, events)
         if len(played.moves) % 7 == 0:
             public = observe(state)
             assert "hand" not in public and (state.round is None or "stock" not in public["round"])
@@ -359,7 +179,7 @@ def _play(
                 assert state.round.dealer == (dealer + round_index) % n
                 assert state.round.turn == (state.round.dealer + 1) % n
                 assert state.round.phase is Phase.DRAW
-        _check_invariants(state)
+        check_invariants(state)
     return state, played
 
 

@@ -1,5 +1,6 @@
 """Fixtures of the hardening tests: games created through the API (on the ``client``
-of tests/conftest.py), and raw snapshots of a game in Redis."""
+of tests/conftest.py), raw snapshots of a game in Redis, and an app on either lane
+(``lane_client``: the fast lane and Flask)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import redis
 from flask.testing import FlaskClient
 
 from service.store.keys import EVENTS, STATE, key
-from tests.api.conftest import Game, create_game
+from tests.api.conftest import Game, create_game, make_app
 
 
 def snapshot(client: redis.Redis, game_id: str) -> tuple[Any, ...]:
@@ -47,3 +48,8 @@ def card_codes(value: Any) -> set[str]:
     elif isinstance(value, str):
         found.update(CARD_IN_TEXT.findall(value))
     return found
+
+
+@pytest.fixture(params=["true", "false"], ids=["fast-lane", "flask"])
+def lane_client(request: Any, redis_client: Any, redis_url: str) -> FlaskClient:
+    return make_app(redis_url, FAST_LANE=request.param).test_client()

@@ -1,0 +1,118 @@
+"""GameStore on each kind of server: keys of a game in one cluster slot, a closed port
+and a crashed server (StoreUnavailable, then back after a restart), the embedded
+default, and a real Redis Cluster."""
+
+from __future__ import annotations
+
+import pytest
+from redis.cluster import RedisCluster, key_slot
+
+from harness.ports import free_port
+from harness.redis_cluster import start_cluster
+from harness.redis_server import RedisServer, redis_server_binary
+from service.config import Config
+from service.store import (
+    GameStore,
+    IdempotentReplay,
+    StoreUnavailable,
+    VersionConflict,
+    connect,
+    key,
+)
+from service.store import client as client_module
+from tests.store.games import commit_later, new_id
+
+needs_redis_server = pytest.mark.skipif(
+    redis_server_binary() is None, reason="needs redis-server on PATH"
+)
+
+
+def test_all_keys_of_a_game_share_one_cluster_slot() -> None:
+    gid = new_id()
+    parts = ["state", "events", "idem:" + "f" * 64, "anything"]
+    assert len({key_slot(key(gid, part).encode()) for part in parts}) == 1
+    assert key(gid, "state") == f"t13:{{{gid}}}:state"
+    with pytest.raises(ValueError):
+        key("a}b", "state")
+
+
+def test_store_unavailable_on_a_closed_port() -> None:
+    store = GameStore.from_config(
+        Config.from_env({"REDIS_URL": f"redis://127.0.0.1:{free_port()}"})
+    )
+    assert store.ping() is False
+    calls = [
+        lambda: store.create("g", b"d"),
+        lambda: store.load_game("g"),
+        lambda: store.commit("g", 1, b"d", idempotency=("k", b"f", b"r")),
+        lambda: store.load_with_idempotency("g", "k")[1],
+        lambda: store.load_with_idempotency("g", "k"),
+        lambda: store.events("g", 0, wait_seconds=1),
+    ]
+    for call in calls:
+        with pytest.raises(StoreUnavailable):
+            call()
+
+
+@needs_redis_server
+def test_store_unavailable_after_a_crash_and_back_after_restart() -> None:
+    with RedisServer(extra_args=("--appendonly", "yes", "--appendfsync", "always")) as server:
+        store = GameStore.from_config(Config.from_env({"REDIS_URL": server.url}))
+        store.create("g", b"d", [b"e"])
+        server.kill()
+        assert store.ping() is False
+        with pytest.raises(StoreUnavailable):
+            store.load_game("g")
+        server.start()
+        # The AOF kept the game; the client reconnects by itself.
+        assert store.load_game("g") == (1, b"d", None)
+        assert store.commit("g", 1, b"d2", [b"e2"]) == 2
+        assert store.events("g", 0) == ([(1, b"e"), (2, b"e2")], 2)
+
+
+def test_embedded_default_runs_the_scripts(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_module, "_embedded_server", None)
+    store = GameStore.from_config(Config.from_env({}))
+    with caplog.at_level("WARNING"):
+        assert store.ping()
+    assert "not for production" in caplog.text
+    other = GameStore.from_config(Config.from_env({}))  # same in-process server
+    gid = new_id()
+    store.create(gid, b"d", [b"e", (b"private", 0)])
+    assert other.load_game(gid) == (1, b"d", None)
+    with pytest.raises(VersionConflict):
+        other.commit(gid, 5, b"x")
+    thread = commit_later(other, gid, 1, [b"later"], 0.3)
+    assert store.events(gid, 2, wait_seconds=5) == ([(3, b"later")], 3)
+    thread.join()
+    assert store.events(gid, 0, seat=0) == ([(1, b"e"), (2, b"private"), (3, b"later")], 3)
+    store.commit(gid, 2, b"d3", idempotency=("k", b"f", b"r"))
+    with pytest.raises(IdempotentReplay):
+        store.commit(gid, 3, b"d4", idempotency=("k", b"f", b"r"))
+    assert store.load_with_idempotency(gid, "k")[1] == (b"f", b"r")
+    assert store.load_with_idempotency(gid, "k") == ((3, b"d3", None), (b"f", b"r"))
+
+
+@needs_redis_server
+def test_store_on_a_redis_cluster() -> None:
+    with start_cluster(3) as servers:
+        cfg = Config.from_env({"REDIS_URL": servers[0].url, "REDIS_CLUSTER": "true"})
+        client = connect(cfg)
+        assert isinstance(client, RedisCluster)
+        store = GameStore(client, config=cfg)
+        assert store.ping()
+        ids = [new_id() for _ in range(20)]  # spread over the nodes' slots
+        assert len({key_slot(key(gid, "state").encode()) * 3 // 16384 for gid in ids}) > 1
+        for gid in ids:
+            store.create(gid, b"d", [b"e"])
+            assert store.commit(gid, 1, b"d2", [(b"p", 1)], idempotency=("k", b"f", b"r")) == 2
+            assert store.load_game(gid) == (2, b"d2", None)
+            assert store.events(gid, 0, seat=1) == ([(1, b"e"), (2, b"p")], 2)
+            assert store.load_with_idempotency(gid, "k")[1] == (b"f", b"r")
+            assert store.load_with_idempotency(gid, "k") == ((2, b"d2", None), (b"f", b"r"))
+        thread = commit_later(store, ids[0], 2, [b"later"], 0.3)
+        assert store.events(ids[0], 2, wait_seconds=5) == ([(3, b"later")], 3)
+        thread.join()
+        client.close()
