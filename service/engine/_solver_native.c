@@ -5,7 +5,7 @@
  * This is a line-for-line port of search_free() and search_one() there, which
  * remain the reference (and what runs when this module could not be built).
  * It explores the same states in the same order and breaks ties the same way,
- * so both give the same plan for every hand: tests/engine/test_solver_native.py
+ * so both give the same plan for every hand: tests/engine/test_solver_native_*.py
  * checks exactly that.  Read the Python first; the comments here only say
  * where the C differs in form.
  *
@@ -600,7 +600,7 @@ static void follow(const Search *s, int64_t value, Cards rem, int wl, Plan *p) {
 /* What solve_hand and assembled do with a whole hand in mode free, without
  * table melds, so that a view's arrangement and the going-out checks need no
  * Python between the hand's ids and the card ids of its melds.  The Python
- * (solver_hand.py, solver_plan.py) stays the reference: tests/engine/test_solver_native.py
+ * (solver_hand.py, solver_plan.py) stays the reference: tests/engine/test_solver_native_*.py
  * compares whole arrangements and going-out lists, C against Python. */
 
 #define JOKER 52
@@ -1177,7 +1177,7 @@ static PyObject *arrange_free(PyObject *self, PyObject *args) {
  * with three wilds or more: dropping the hand's only wild-rank card turns it
  * off (without all_wild_melds), which a search can tell only with three
  * wilds (jokers) left; that one case gets a memo of its own.
- * tests/engine/test_solver_native.py checks each answer against a search of
+ * tests/engine/test_solver_native_*.py checks each answer against a search of
  * its own. */
 static PyObject *go_out_free(PyObject *self, PyObject *args) {
     (void)self;

@@ -9,7 +9,7 @@ Every part of the solver asks here which one runs: :func:`c_search` for one
 search, :func:`c_hands` for a whole hand.  Where the C does not go -- no
 extension built, more cards than it takes (``MAX_CARDS``, twice any hand), or
 a whole hand in mode one -- the Python answers, with the same answers
-(``tests/engine/test_solver_native.py`` holds the two to that).
+(``tests/engine/test_solver_native_*.py`` holds the two to that).
 
 >>> c_search(10**6) is None  # past what the C takes: the Python
 True
