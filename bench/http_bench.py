@@ -137,14 +137,16 @@ def serve(
     workers: int,
     work: Path,
     extra_env: dict[str, str] | None = None,
+    tree: Path = ROOT,
 ) -> GunicornServer:
     """``app`` under gunicorn with the service's settings and ``workers`` workers, on
     ``store``; rate limits off, the access log formatted and sent to /dev/null;
-    ``extra_env`` on top (a variant of ``bench/side_by_side.py``)."""
+    ``extra_env`` on top and ``tree`` the checkout served (a variant of
+    ``bench/side_by_side.py``)."""
     env = {"REDIS_URL": store.url, "WEB_CONCURRENCY": str(workers)}  # the ceiling too
     env.update(extra_env or {})
     server = GunicornServer(
-        env, app=app, ready_path="/healthz", access_log=False, log_dir=work, name=name
+        env, app=app, ready_path="/healthz", access_log=False, log_dir=work, name=name, tree=tree
     )
     return server.start()
 

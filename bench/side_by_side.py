@@ -1,6 +1,8 @@
-"""Side by side: two instances of the service that differ only by environment variables.
+"""Side by side: two instances of the service that differ only by environment variables
+(or by the checkout they serve: ``--a-tree``, ``--b-tree``).
 
     .venv/bin/python bench/side_by_side.py --a FAST_LANE=true --b FAST_LANE=false
+    .venv/bin/python bench/side_by_side.py --a-tree ../previous-release
 
 One run starts a throwaway ``redis-server``, stores the HTTP benchmark's games
 in it (2-player games at the start of their last round, ``bench/_games.py``)
@@ -59,6 +61,11 @@ def variables(pairs: list[str]) -> dict[str, str]:
             sys.exit(f"expected NAME=value, got {pair!r}")
         out[name] = value
     return out
+
+
+def _tree_label(tree: Path) -> list[str]:
+    """How a variant's checkout is named in the table: nothing for this one."""
+    return [] if tree == ROOT else [f"tree={tree}"]
 
 
 def measure(
@@ -123,6 +130,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--a", nargs="*", default=[], metavar="NAME=value", help="variant A")
     parser.add_argument("--b", nargs="*", default=[], metavar="NAME=value", help="variant B")
+    parser.add_argument(
+        "--a-tree", type=Path, default=ROOT, help="checkout served as A (installed, C built)"
+    )
+    parser.add_argument("--b-tree", type=Path, default=ROOT, help="checkout served as B")
     parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
     parser.add_argument("--repeats", type=int, default=7, help="paired runs per scenario")
     parser.add_argument("--duration", type=int, default=2, help="seconds per run (whole: wrk)")
@@ -134,12 +145,16 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "side_by_side.json")
     args = parser.parse_args()
     env = {"a": variables(args.a), "b": variables(args.b)}
-    if env["a"] == env["b"]:
+    if env["a"] == env["b"] and args.a_tree == args.b_tree:
         print("note: A and B have the same variables (an A/A run)", file=sys.stderr)
     args.wrk = shutil.which("wrk") if args.generator != "python" else None
     if args.generator == "wrk" and not args.wrk:
         sys.exit("wrk not found: apt-get install -y wrk")
-    labels = {v: " ".join(f"{k}={x}" for k, x in env[v].items()) or "(as is)" for v in env}
+    trees = {"a": args.a_tree.resolve(), "b": args.b_tree.resolve()}
+    labels = {
+        v: " ".join([*(f"{k}={x}" for k, x in env[v].items()), *_tree_label(trees[v])]) or "(as is)"
+        for v in env
+    }
 
     work = RESULTS / "work"
     work.mkdir(parents=True, exist_ok=True)
@@ -158,7 +173,9 @@ def main() -> int:
         targets = {}
         for variant in ("a", "b"):
             name = f"variant-{variant}"
-            server = serve(name, SERVICE_APP, store, args.workers, work, env[variant])
+            server = serve(
+                name, SERVICE_APP, store, args.workers, work, env[variant], trees[variant]
+            )
             procs.append(server)
             targets[variant] = Target(variant, server, store, client, games)
             log(f"variant {variant.upper()} on :{server.port}: {labels[variant]}")

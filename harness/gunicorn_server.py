@@ -53,7 +53,9 @@ class GunicornServer:
     ``env`` is added to the environment (``WEB_CONCURRENCY`` sets the workers);
     ``app`` is the WSGI app, ``ready_path`` what must answer 200 once it is up;
     ``access_log=False`` formats the access log as in production but sends it
-    to ``/dev/null``; ``name`` prefixes the log files in ``log_dir``.
+    to ``/dev/null``; ``name`` prefixes the log files in ``log_dir``; ``tree``
+    is the checkout whose ``deploy/gunicorn.conf.py`` and ``service`` are served
+    (this one unless told otherwise: another revision, for a side-by-side run).
     """
 
     def __init__(
@@ -66,8 +68,10 @@ class GunicornServer:
         log_dir: Path | None = None,
         name: str = "gunicorn",
         startup_timeout: float = 30,
+        tree: Path = ROOT,
     ) -> None:
         self.port = free_port()
+        self.tree = tree
         self.app = app
         self.ready_path = ready_path
         self.access_log = access_log
@@ -99,13 +103,13 @@ class GunicornServer:
 
     def start(self) -> GunicornServer:
         """Start the master and wait until ``ready_path`` answers 200."""
-        argv = [gunicorn_binary(), "-c", str(CONF)]
+        argv = [gunicorn_binary(), "-c", str(self.tree / CONF.relative_to(ROOT))]
         if not self.access_log:
             argv += ["--access-logfile", "/dev/null"]
         with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
             self.process = subprocess.Popen(
                 [*argv, self.app],
-                cwd=ROOT,
+                cwd=self.tree,
                 env=self.env,
                 stdout=out,
                 stderr=err,
