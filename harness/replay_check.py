@@ -20,9 +20,9 @@ from service.engine.codec import state_to_compact
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.options import Options
 from service.engine.rules import Game
+from service.engine.shuffle import seed_from_client
 from service.engine.state import State
 from service.hosting.record import GameRecord
-from service.hosting.tokens import seed_from_client
 from service.store.keys import STATE, key
 
 

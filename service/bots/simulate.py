@@ -33,10 +33,9 @@ from service.engine.moves import Move
 from service.engine.options import Options, preset
 from service.engine.records import Event
 from service.engine.rules import Game
-from service.engine.shuffle import Shuffler
+from service.engine.shuffle import Shuffler, seed_from_client
 from service.engine.state import State
 from service.engine.view import observe
-from service.hosting.tokens import seed_from_client
 
 Timer = Callable[[str, int, float], None]  # (level, hand size, seconds)
 

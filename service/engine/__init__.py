@@ -68,7 +68,7 @@ from service.engine.rules import (
     card_points,
     points_table,
 )
-from service.engine.shuffle import Shuffler, commitment, new_seed
+from service.engine.shuffle import Shuffler, commitment, new_seed, seed_from_client
 from service.engine.solver import (
     best_arrangement,
     bounded_arrangement,
@@ -154,6 +154,7 @@ __all__ = [
     "game_for",
     "ids_of_chars",
     "new_seed",
+    "seed_from_client",
     "options_from_dict",
     "state_from_compact",
     "state_to_compact",

@@ -37,6 +37,16 @@ def new_seed() -> str:
 
 
 @lru_cache(maxsize=4096)
+def seed_from_client(seed: str | int) -> str:
+    """A client-chosen seed (any string or number) as a hex seed: a seeded game
+    (and the simulator) starts from it, so the same client seed replays the same game.
+
+    >>> seed_from_client(7) == seed_from_client("7") != seed_from_client(8)
+    True
+    """
+    return hashlib.sha256(str(seed).encode()).hexdigest()
+
+
 def commitment(seed_hex: str) -> str:
     """The public SHA-256 commitment to a seed (hex of the hash of its bytes).
 

@@ -12,11 +12,11 @@ from service.engine.errors import InvalidOptionError
 from service.engine.options import Options, preset
 from service.engine.records import Event
 from service.engine.rules import Game
-from service.engine.shuffle import new_seed
+from service.engine.shuffle import new_seed, seed_from_client
 from service.hosting.bot_turns import check_bot_level
 from service.hosting.record import GameRecord, Seat
 from service.hosting.refusals import GameFullError, NotSeatedError, SeatClaimedError
-from service.hosting.tokens import hash_token, new_game_id, new_token, seed_from_client
+from service.hosting.tokens import hash_token, new_game_id, new_token
 
 
 def issue_token(seat: Seat) -> str:

@@ -1,5 +1,5 @@
 """Secrets and ids of hosted games: bearer tokens (only their hashes are
-stored), game ids, and the engine seed of a client-chosen seed."""
+stored) and game ids."""
 
 from __future__ import annotations
 
@@ -66,8 +66,3 @@ def _derived_id(text: str) -> str:
     digest = hashlib.sha256(text.encode()).digest()[:16]
     out = base64.urlsafe_b64encode(digest).decode().rstrip("=")
     return "_" + out[1:] if out.startswith("-") else out
-
-
-def seed_from_client(seed: str | int) -> str:
-    """A client-chosen seed (any string or number) as the engine's hex seed."""
-    return hashlib.sha256(str(seed).encode()).hexdigest()

@@ -9,9 +9,9 @@ import pytest
 from service.engine.moves import Move
 from service.engine.options import Options, preset
 from service.engine.rules import Game
+from service.engine.shuffle import seed_from_client
 from service.engine.state import State
 from service.engine.view import observe
-from service.hosting.tokens import seed_from_client
 from tests.api.conftest import create_game
 
 

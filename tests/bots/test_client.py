@@ -13,7 +13,7 @@ from service.bots import client as bot_client
 from service.bots.client import ApiProblem, Client, Player
 from service.bots.simulate import play_game
 from service.engine.options import Options
-from service.hosting.tokens import seed_from_client
+from service.engine.shuffle import seed_from_client
 
 
 def _create(url: str, body: dict[str, Any]) -> dict[str, Any]:
