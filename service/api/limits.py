@@ -76,23 +76,19 @@ class RateLimiter:
     the fallback while that storage fails).
 
     >>> limiter = RateLimiter("memory://")
-    >>> moves = Limit.parse("moves", "2/minute")
-    >>> limiter.retry_after(moves, "tok:abc"), limiter.retry_after(moves, "tok:abc")
+    >>> moves = Limit.parse("moves", "2/minute", "moves")
+    >>> limiter.check(moves, "tok:abc"), limiter.check(moves, "tok:abc")
     (None, None)
-    >>> 1 <= limiter.retry_after(moves, "tok:abc") <= 60
-    True
+    >>> limiter.check(moves, "tok:abc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    service.api.problems.ApiError: rate limit exceeded (moves: 2 per 1 minute); retry after ... s
     """
 
     def __init__(self, uri: str, **options: Any) -> None:
         self.main = FixedWindowRateLimiter(storage_from_string(uri, **options))
         self.fallback = FixedWindowRateLimiter(MemoryStorage())
         self.main_down_until = 0.0
-
-    def retry_after(self, limit: Limit, client: str) -> int | None:
-        """Count one request of ``client``: None if it is within ``limit``, else the
-        seconds until the window that refused it ends."""
-        refused = self._refused(limit, client)
-        return None if refused is None else refused[1]
 
     def check(self, limit: Limit, client: str) -> None:
         """Count one request of ``client``; 429 with ``Retry-After`` over ``limit``."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import pytest
+
 from service.app import create_app
 from service.config import Config
 from service.store import GameStore, connect
@@ -146,6 +148,7 @@ def test_failed_authentications_count_against_the_address(redis_client, redis_ur
 
 def test_moves_are_counted_in_memory_while_the_limit_storage_is_down(monkeypatch):
     from service.api.limits import Limit, RateLimiter
+    from service.api.problems import ApiError
 
     limiter = RateLimiter("memory://")
     moves = Limit.parse("moves", "2/minute")
@@ -154,7 +157,10 @@ def test_moves_are_counted_in_memory_while_the_limit_storage_is_down(monkeypatch
         raise ConnectionError("storage down")
 
     monkeypatch.setattr(limiter.main, "hit", down)
-    assert limiter.retry_after(moves, "tok:x") is None  # counted in memory, the move goes on
-    assert limiter.retry_after(moves, "tok:x") is None
-    assert limiter.retry_after(moves, "tok:x") is not None  # and memory still limits
+    limiter.check(moves, "tok:x")  # counted in memory, the move goes on
+    limiter.check(moves, "tok:x")
+    with pytest.raises(ApiError) as refused:  # and memory still limits
+        limiter.check(moves, "tok:x")
+    assert refused.value.code == "RATE_LIMITED"
+    assert 1 <= int(refused.value.headers["Retry-After"]) <= 60
     assert limiter.main_down_until > time.monotonic()
