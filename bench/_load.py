@@ -329,3 +329,20 @@ def run_python(
         "bad": sum(r[2] for r in results),
         "lost_games": 0,
     }
+
+
+def run_measured(
+    mode: str, target: Any, args: argparse.Namespace, work: Path, seconds: float, *, wrk: bool
+) -> dict[str, Any]:
+    """One run of ``mode`` on ``target`` (a ``Target`` of ``bench/http_bench.py``),
+    with wrk or else the Python generator, and the CPU per request its servers
+    spent (``server_cpu_ms``, ``redis_cpu_ms``)."""
+    cpu0 = (target.server.cpu_seconds(), target.redis.cpu_seconds())
+    if wrk:
+        out = run_wrk(mode, target.port, target.games, args, work, seconds)
+    else:
+        out = run_python(mode, target.port, target.games, args, seconds)
+    if out["requests"]:
+        out["server_cpu_ms"] = (target.server.cpu_seconds() - cpu0[0]) * 1000 / out["requests"]
+        out["redis_cpu_ms"] = (target.redis.cpu_seconds() - cpu0[1]) * 1000 / out["requests"]
+    return out

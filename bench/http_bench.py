@@ -82,7 +82,7 @@ from bench._games import (  # noqa: E402
     refresh,
     view_cost,
 )
-from bench._load import run_python, run_wrk  # noqa: E402
+from bench._load import run_measured  # noqa: E402
 from bench._redis_stats import delta, redis_counters, round_trips  # noqa: E402
 from bench._summary import (  # noqa: E402
     hand_sizes,
@@ -197,15 +197,7 @@ def main() -> int:
         print(f"[{time.monotonic() - started:6.1f}s] {msg}", flush=True)
 
     def measure(mode: str, target: Target, seconds: float) -> Any:
-        cpu0 = (target.server.cpu_seconds(), target.redis.cpu_seconds())
-        if generator == "wrk":
-            out = run_wrk(mode, target.port, target.games, args, work, seconds)
-        else:
-            out = run_python(mode, target.port, target.games, args, seconds)
-        if out["requests"]:
-            out["server_cpu_ms"] = (target.server.cpu_seconds() - cpu0[0]) * 1000 / out["requests"]
-            out["redis_cpu_ms"] = (target.redis.cpu_seconds() - cpu0[1]) * 1000 / out["requests"]
-        return out
+        return run_measured(mode, target, args, work, seconds, wrk=generator == "wrk")
 
     try:
         redis_proc = start_redis()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import statistics
 import sys
@@ -40,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 from bench._games import create_hot_games, refresh  # noqa: E402
-from bench._load import run_python, run_wrk  # noqa: E402
+from bench._load import run_measured  # noqa: E402
 from bench.http_bench import Target, serve, start_redis  # noqa: E402
 from harness.gunicorn_server import SERVICE_APP, GunicornServer  # noqa: E402
 from harness.redis_server import RedisServer  # noqa: E402
@@ -74,13 +75,9 @@ def measure(
     """One run of ``scenario`` on ``target``, with the servers' CPU per request."""
     if scenario in PLAYED:
         refresh(target.client, target.games)
-    cpu0 = target.server.cpu_seconds() + target.redis.cpu_seconds()
-    if args.wrk:
-        out = run_wrk(scenario, target.port, target.games, args, work, seconds)
-    else:
-        out = run_python(scenario, target.port, target.games, args, seconds)
-    cpu = target.server.cpu_seconds() + target.redis.cpu_seconds() - cpu0
-    out["cpu_us"] = cpu * 1e6 / out["requests"] if out["requests"] else float("nan")
+    out = run_measured(scenario, target, args, work, seconds, wrk=bool(args.wrk))
+    cpu_ms = out.get("server_cpu_ms", math.nan) + out.get("redis_cpu_ms", math.nan)
+    out["cpu_us"] = cpu_ms * 1000
     return out
 
 
