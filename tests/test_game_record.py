@@ -14,8 +14,8 @@ from service.engine.errors import StateFormatError
 from service.engine.moves import Draw, Source
 from service.engine.rounds import Phase
 from service.hosting import game_views
-from service.hosting.document import DOC_FORMAT, seat_part_for, with_results
-from service.hosting.game_views import move_texts, seat_parts_json, seat_view_json
+from service.hosting.document import DOC_FORMAT, seat_part_for, with_results, with_seat_part
+from service.hosting.game_views import move_texts, seat_parts_json
 from service.hosting.record import GameRecord
 from service.hosting.seating import create_record
 from service.hosting.timers import automatic_finish
@@ -26,16 +26,17 @@ def assert_texts_match(record: GameRecord, version: int) -> None:
         public, text, parts = move_texts(record, version, seat)
         assert parts == seat_parts_json(record, version)
         token_hash = record.seats[seat].token_hash
+        saved = with_results(public, record.results_json())  # as a read completes it
         if token_hash is not None:
             part = seat_part_for(parts, version, token_hash)
             assert part is not None and text.endswith(b"," + part[1:])
+            # what GET /view answers from the saved texts is the seat's view
+            assert with_seat_part(saved, part) == text
         assert "results" not in orjson.loads(public)
         assert with_results(public, record.results_json()) == orjson.dumps(
             game_views.view(record, version)
         )
         assert text == orjson.dumps(game_views.view(record, version, seat))
-        saved = with_results(public, record.results_json())  # as a read completes it
-        assert seat_view_json(record, saved, seat) == text
         view = orjson.loads(text)
         private = ("seat", "hand", "legal_moves", "arrangement")
         public_view = orjson.loads(with_results(public, record.results_json()))

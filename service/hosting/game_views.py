@@ -15,7 +15,7 @@ import orjson
 
 from service.engine.shuffle import commitment
 from service.engine.view import empty_seat_part, observe, seat_part
-from service.hosting.document import seat_parts_text, with_results, with_seat_part
+from service.hosting.document import seat_parts_text, with_results
 from service.hosting.record import GameRecord
 
 
@@ -67,13 +67,6 @@ def seat_parts_json(
             part = orjson.dumps(_seat_part(record, seat.seat))
         parts.append((seat.token_hash, part))
     return seat_parts_text(version, parts)
-
-
-def seat_view_json(record: GameRecord, public: bytes, seat: int) -> bytes:
-    """``seat``'s view as JSON text, from the text of the public view of this very
-    version (results included, as the store saved it): the seat's part is
-    appended to it, so only that part is built."""
-    return with_seat_part(public, orjson.dumps(_seat_part(record, seat)))
 
 
 def _seat_part(record: GameRecord, seat: int) -> dict[str, Any]:
