@@ -118,7 +118,7 @@ def test_a_document_without_its_results_is_refused() -> None:
 
 def solves() -> int:
     """How many times a hand was arranged so far (every call, memoized or not, goes
-    through the solver's memo; counted there, as the engine may be compiled)."""
+    through the solver's memo, which counts them)."""
     return solver_module.arrangements_asked()
 
 

@@ -67,7 +67,7 @@ def clear_memos() -> None:
 
 def arrangements_asked() -> int:
     """How many arrangements were asked of :func:`best_arrangement`'s memo so far,
-    found there or not (counted by the memo, whether the engine is compiled or not)."""
+    found there or not (counted by the memo)."""
     info = _best_cached.cache_info()
     return info.hits + info.misses
 

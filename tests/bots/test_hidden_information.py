@@ -30,7 +30,7 @@ def _public(events: list[Event]) -> list[dict[str, Any]]:
 def _scramble_hidden(state: State, seat: int, rng: random.Random) -> State:
     """A copy of ``state`` with the other hands and the stock dealt anew from
     the same cards (same sizes): everything ``seat`` cannot see changes."""
-    other = copy_of(state)  # the engine's own copy, compiled or not
+    other = copy_of(state)  # the engine's own copy
     rnd = other.round
     assert rnd is not None
     seats = [s for s in range(len(rnd.hands)) if s != seat]
