@@ -55,8 +55,8 @@ class ApiProblem(Exception):
 class Stream:
     """An open event stream: :meth:`readline` returns b"" at its end.
 
-    :meth:`close` may be called from another thread: it shuts the socket down,
-    which ends a read blocked on it.
+    :meth:`interrupt` may be called from another thread: it shuts the socket
+    down, which ends a read blocked on it; the reading thread then closes.
     """
 
     def __init__(self, connection: http.client.HTTPConnection, sock: socket.socket) -> None:
@@ -71,11 +71,14 @@ class Stream:
     def readline(self) -> bytes:
         return self._response.readline()
 
-    def close(self) -> None:
+    def interrupt(self) -> None:
         try:
             self._sock.shutdown(socket.SHUT_RDWR)
         except OSError:
-            pass  # already closed by the other side
+            pass  # already closed
+
+    def close(self) -> None:
+        self.interrupt()
         self._response.close()
         self._connection.close()
 

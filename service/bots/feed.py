@@ -71,7 +71,7 @@ class EventFeed:
         with self._lock:
             stream = self._stream
         if stream is not None:
-            stream.close()
+            stream.interrupt()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=10)
 
