@@ -1,4 +1,4 @@
-"""A Server-Sent Events parser: lines in, events, comments and retry hints out.
+r"""A Server-Sent Events parser: lines in, events, comments and retry hints out.
 
 It follows the WHATWG ``text/event-stream`` rules the bot client needs: a line
 starting with ``:`` is a comment; ``field: value`` (one optional space after
@@ -13,6 +13,13 @@ dispatches the event, if it has data.
  Comment(text='keep-alive')]
 >>> parser.last_event_id
 '5'
+
+Several ``data`` lines make one event; CRLF endings, ``field:value`` without
+the space and a bare ``data`` line are fine; an ``id`` alone dispatches nothing:
+
+>>> lines = ["data:a\r\n", "data", "data: b", "", "id: 9", ""]
+>>> [item for line in lines for item in parser.feed(line)], parser.last_event_id
+([Event(id='5', type='message', data='a\n\nb')], '9')
 """
 
 from __future__ import annotations
