@@ -6,6 +6,8 @@ from typing import Any
 
 import requests
 
+from harness.live_game import LiveGame
+
 
 def create_game(url: str, players: list[dict[str, Any]], seed: str) -> dict[str, Any]:
     """``POST /v1/games`` with a seed; the answer holds a token for each human seat."""
@@ -20,20 +22,7 @@ def seat_tokens(created: dict[str, Any]) -> list[str]:
     return [p["token"] for p in created["players"] if "token" in p]
 
 
-def event_log(url: str, game_id: str, token: str) -> list[int]:
+def event_log(url: str, game_id: str, seat: int, token: str) -> list[int]:
     """The seq of every event the seat may see, through the JSON long poll (no wait)."""
-    seqs: list[int] = []
-    after = 0
-    while True:
-        answer = requests.get(
-            f"{url}/v1/games/{game_id}/events",
-            params={"after": after},
-            headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
-            timeout=30,
-        )
-        assert answer.status_code == 200, answer.text
-        page = answer.json()
-        seqs += [event["seq"] for event in page["events"]]
-        if page["last_seq"] == after:
-            return seqs
-        after = page["last_seq"]
+    game = LiveGame(url, game_id, {seat: token}, requests.Session())
+    return [event["seq"] for event in game.events(seat)]

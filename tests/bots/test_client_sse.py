@@ -46,12 +46,12 @@ def test_bots_play_a_whole_game_over_sse(served: GunicornServer) -> None:
     assert [f["seat"] for f in finals] == [0, 1]
     assert all(f["status"] == "finished" and len(f["results"]) == 11 for f in finals)
     assert [p["total"] for p in finals[0]["players"]] == _local_totals(seed, 3)
-    for player, token in zip(players, tokens, strict=True):
+    for seat, (player, token) in enumerate(zip(players, tokens, strict=True)):
         assert player.moves_made > 11 * 2
         assert player.feed is not None
         assert player.feed.resumes == [] and player.feed.duplicates == 0
         # Every event of the seat, once, in order: its private ones too, not the others'.
-        assert player.received == event_log(served.url, created["id"], token)
+        assert player.received == event_log(served.url, created["id"], seat, token)
         assert len(player.received) > len(player.history)
         assert not any(e.get("private") for e in player.history)
         assert player.history[-1]["type"] == "game_finished"
@@ -78,7 +78,7 @@ def test_bots_resume_with_last_event_id_across_a_restart(served: GunicornServer)
     assert all(f["status"] == "finished" for f in finals)
     assert [p["total"] for p in finals[0]["players"]] == _local_totals(seed, 2)
     assert sum(p.moves_made for p in players) > moves_before + 20, "the restart was mid-game"
-    for player, token in zip(players, tokens, strict=True):
+    for seat, (player, token) in enumerate(zip(players, tokens, strict=True)):
         feed = player.feed
         assert feed is not None
         # The stream ended with the service's notice, and the client came back from
@@ -87,4 +87,4 @@ def test_bots_resume_with_last_event_id_across_a_restart(served: GunicornServer)
         assert len(feed.resumes) >= 1 and feed.resumes[0] in player.received
         assert feed.resumes[0] < player.received[-1]
         assert feed.duplicates == 0
-        assert player.received == event_log(served.url, created["id"], token)
+        assert player.received == event_log(served.url, created["id"], seat, token)
