@@ -38,7 +38,7 @@ from service.bots.api_client import ApiProblem, Client
 from service.bots.feed import EventFeed
 
 GAME_OVER = "game_finished"
-"""The last event of a game."""
+"""The event of the change that finishes a game (only ``rematch_created`` may follow)."""
 
 __all__ = ["ApiProblem", "Client", "Player", "build_parser", "main"]
 
