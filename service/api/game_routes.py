@@ -258,6 +258,9 @@ class Events(MethodView):
         )
         resources = ExitStack()
         try:
+            following = metrics.FOLLOWERS.labels(metrics.FOLLOWER_KINDS[media])
+            following.inc()
+            resources.callback(following.dec)
             watch = resources.enter_context(store().watch(game_id))
             batches = streams.updates(store(), watch, game_id, seat, after, wait, settle)
             found, cursor = next(batches)  # what is there now (a missing game: 404)

@@ -101,7 +101,7 @@ def updates(
             settled = deadline
             settle()
             woken = True
-        if not woken or 0 < watch.seq <= cursor:
+        if not woken or not watch.news(cursor):
             continue
         page = store.events(game_id, cursor, seat)
         cursor = page.cursor

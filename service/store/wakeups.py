@@ -44,17 +44,23 @@ class Watch:
     """One waiter's interest in one game: woken by the game's next publish.
 
     ``seq`` is the highest seq published for the game since the watch began (0:
-    none seen), so a waiter whose cursor is already there need not read again.
+    none seen).  A wake-up without a seq (the subscription confirmed, or made
+    anew after a reconnect, or the process stopping) may follow commits whose
+    publish was not received: :meth:`news` then says to read whatever the seq.
     """
 
-    __slots__ = ("_event", "seq")
+    __slots__ = ("_event", "_unsure", "seq")
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._unsure = False
         self.seq = 0
 
-    def wake(self, seq: int = 0) -> None:
-        self.seq = max(self.seq, seq)
+    def wake(self, seq: int | None = None) -> None:
+        if seq is None:
+            self._unsure = True
+        else:
+            self.seq = max(self.seq, seq)
         self._event.set()
 
     def wait(self, timeout: float) -> bool:
@@ -63,6 +69,12 @@ class Watch:
         woken = self._event.wait(max(0.0, timeout))
         self._event.clear()
         return woken
+
+    def news(self, cursor: int) -> bool:
+        """Whether a reader at ``cursor`` may have events to read since it was last
+        told so (a publish past ``cursor``, or a wake-up without a seq)."""
+        unsure, self._unsure = self._unsure, False
+        return unsure or self.seq > cursor
 
 
 Subscriber = Any
@@ -239,7 +251,7 @@ class Wakeups:
             return
         channel = message["channel"]
         channel = channel.decode() if isinstance(channel, bytes) else channel
-        seq = 0
+        seq = None
         if kind == "smessage":
             try:
                 seq = int(message["data"])

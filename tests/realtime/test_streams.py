@@ -233,3 +233,25 @@ def test_a_stream_of_an_unknown_game_is_404(server: GunicornServer):
     response = requests.get(f"{server.url}/v1/games/nosuchgame/events", headers=SSE, timeout=10)
     assert response.status_code == 404
     assert response.json()["code"] == "GAME_NOT_FOUND"
+
+
+def test_open_streams_are_counted_until_their_client_leaves(
+    gunicorn: Callable[[Mapping[str, str]], GunicornServer],
+    redis_url: str,
+    follow: Callable[..., Follower],
+):
+    server = gunicorn({"REDIS_URL": redis_url, "SSE_HEARTBEAT_SECONDS": str(HEARTBEAT)})
+    game = LiveGame.create(server.url)
+
+    def followers() -> str:
+        text = requests.get(f"{server.url}/metrics", timeout=10).text
+        return "".join(line for line in text.splitlines() if 'followers{kind="sse"}' in line)
+
+    stream = follow(game.url("/events"), SSE)
+    stream.wait_for(1)
+    assert followers() == 't13_event_followers{kind="sse"} 1.0'
+    stream.close()  # the server finds it gone at its next heartbeat
+    deadline = time.monotonic() + 5
+    while followers() != 't13_event_followers{kind="sse"} 0.0':
+        assert time.monotonic() < deadline, followers()
+        time.sleep(0.1)

@@ -38,5 +38,8 @@ def woken_for(watch: Watch, seq: int, timeout: float = 5.0) -> float:
 
 
 def confirmed(watch: Watch, timeout: float = 5.0) -> None:
-    """Wait for the wake-up that confirms ``watch``'s subscription (its first)."""
+    """Wait for the wake-up that confirms ``watch``'s subscription (its first): one
+    without a seq, after which a reader must read."""
     assert watch.wait(timeout), "the subscription was not confirmed"
+    assert watch.seq == 0 and watch.news(0)
+    assert not watch.news(0)  # told once

@@ -4,6 +4,7 @@ default, and a real Redis Cluster."""
 
 from __future__ import annotations
 
+import time
 from contextlib import ExitStack
 
 import pytest
@@ -22,7 +23,7 @@ from service.store import (
     key,
 )
 from service.store import client as client_module
-from tests.store.games import commit_later, new_id, woken_for
+from tests.store.games import commit_later, confirmed, new_id, woken_for
 
 needs_redis_server = pytest.mark.skipif(
     redis_server_binary() is None, reason="needs redis-server on PATH"
@@ -125,3 +126,22 @@ def test_store_on_a_redis_cluster() -> None:
         for thread in threads:
             thread.join()
         client.close()
+
+
+@needs_redis_server
+def test_a_watch_is_told_to_read_after_its_subscriber_reconnects() -> None:
+    """Redis restarts under a watch: a commit made before the subscription is back is
+    still read (the new subscription's confirmation wakes the watch to read)."""
+    with RedisServer(extra_args=("--appendonly", "yes", "--appendfsync", "always")) as server:
+        server.start()
+        store = GameStore.from_config(Config.from_env({"REDIS_URL": server.url}))
+        store.create("g", b"d", [b"e"])
+        with store.watch("g") as watch:
+            confirmed(watch)
+            server.stop()
+            server.start()
+            assert store.commit("g", 1, b"d2", [b"e2"]) == 2
+            deadline = time.monotonic() + 10
+            while not watch.news(1):
+                assert watch.wait(deadline - time.monotonic()), "never told to read again"
+        assert store.events("g", 1)[:2] == ([(2, b"e2")], 2)
