@@ -4,7 +4,8 @@ nginx (Debian's binary, unprivileged, in the foreground) proxies to a real gunic
 on the test Redis (harness/nginx_server.py changes only what ties the config to
 compose).  An SSE stream opened through it must deliver each move's events before
 the next move is made -- not held in a proxy buffer until the stream ends -- and
-pass the heartbeats; a long poll must still answer.  The stream is checked twice:
+pass the heartbeats; a long poll must still answer; a client that hangs up on nginx
+must free its stream on the API.  The SSE stream is checked twice:
 as shipped, and in a harsher setting -- gzip on for every type at the http level
 (Debian's stock nginx.conf turns gzip on) and the API's ``X-Accel-Buffering: no``
 ignored -- where only the events location's own ``proxy_buffering off`` and
@@ -14,6 +15,7 @@ ignored -- where only the events location's own ``proxy_buffering off`` and
 from __future__ import annotations
 
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -143,3 +145,35 @@ def test_long_polls_pass_nginx(proxy: NginxServer) -> None:
         woken = waiting.result(timeout=ARRIVAL_TIMEOUT)
     assert woken.status_code == 200
     assert woken.json()["events"] == [e for e in game.events() if e["seq"] > last]
+
+
+def _followers(upstream: GunicornServer) -> dict[str, float]:
+    """The API's ``t13_event_followers`` gauge (one worker: its own count), by kind."""
+    text = requests.get(upstream.url + "/metrics", timeout=10).text
+    found = re.finditer(r'^t13_event_followers\{kind="(\w+)"\} (\S+)$', text, re.M)
+    return {m.group(1): float(m.group(2)) for m in found if m.group(1) != "long_poll"}
+
+
+def _until(upstream: GunicornServer, wanted: dict[str, float]) -> None:
+    deadline = time.monotonic() + ARRIVAL_TIMEOUT
+    while (seen := _followers(upstream)) != wanted:
+        assert time.monotonic() < deadline, f"followers {seen}, expected {wanted}"
+        time.sleep(0.05)
+
+
+def test_a_client_hanging_up_on_nginx_frees_its_stream(
+    proxy: NginxServer, upstream: GunicornServer
+) -> None:
+    game = LiveGame.create(proxy.url, players=2)
+    opened = [
+        requests.get(game.url("/events"), headers={"Accept": kind}, stream=True, timeout=10)
+        for kind in ["text/event-stream"] * 4 + ["application/x-ndjson"] * 2
+    ]
+    try:
+        _until(upstream, {"sse": 4, "ndjson": 2})
+    finally:
+        for response in opened:
+            response.close()
+    # nginx closes its upstream connection when the client goes; the API notices at
+    # its next write (a heartbeat at the latest) and lets the stream go.
+    _until(upstream, {"sse": 0, "ndjson": 0})
