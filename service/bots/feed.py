@@ -32,7 +32,6 @@ from service.bots.sse import Comment, Event, Retry, SseParser
 
 RETRYABLE = (429, 502, 503, 504)
 STOP_NOTICE = "server stopping"
-HEARTBEAT = "keep-alive"
 
 
 @dataclass
@@ -50,7 +49,6 @@ class EventFeed:
     resumes: list[int] = field(default_factory=list)
     """The ``Last-Event-ID`` of every reconnect."""
     stop_notices: int = 0
-    heartbeats: int = 0
     duplicates: int = 0
 
     def __post_init__(self) -> None:
@@ -59,6 +57,7 @@ class EventFeed:
         self._lock = threading.Lock()
         self._stream: Stream | None = None
         self._jitter = random.Random()
+        self._retry_after = 0.0  # a 429/503's Retry-After, for the next pause
         self._thread = threading.Thread(target=self._run, name="event-feed", daemon=True)
 
     def start(self) -> EventFeed:
@@ -122,6 +121,8 @@ class EventFeed:
     def _pause(self, failures: int) -> None:
         delay = min(self.retry_seconds * 2 ** max(0, failures - 1), self.max_backoff)
         delay *= self._jitter.uniform(1.0, 1.25)
+        delay = max(delay, min(self._retry_after, self.max_backoff))
+        self._retry_after = 0.0
         self.log(
             f"  event stream lost; reconnecting in {delay:.1f} s (Last-Event-ID: {self.after})"
         )
@@ -134,8 +135,7 @@ class EventFeed:
         except ApiProblem as problem:
             if problem.status not in RETRYABLE:
                 raise
-            if problem.retry_after is not None:
-                self._stop.wait(min(problem.retry_after, self.max_backoff))
+            self._retry_after = problem.retry_after or 0.0
             return False
         except (OSError, http.client.HTTPException):
             return False
@@ -168,8 +168,6 @@ class EventFeed:
         elif isinstance(item, Comment):
             if item.text.startswith(STOP_NOTICE):
                 self.stop_notices += 1
-            elif item.text == HEARTBEAT:
-                self.heartbeats += 1
         else:
             event = json.loads(item.data)
             seq = int(event["seq"])
