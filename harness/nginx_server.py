@@ -53,7 +53,9 @@ def local_config(text: str, listen_port: int, upstream: str, run_dir: Path, extr
     text = _replace(text, r"^(\s*)worker_processes\s[^;]*;", r"\1worker_processes 1;")
     text = _replace(text, r"^(\s*)error_log\s[^;]*;", rf"\1error_log {run_dir}/error.log info;")
     text = _replace(
-        text, r"^(\s*)access_log\s+/dev/stdout;", rf"\1access_log {run_dir}/access.log;"
+        text,
+        r"^(\s*)access_log\s+/dev/stdout(\s+\w+)?;",
+        rf"\1access_log {run_dir}/access.log\2;",
     )
     text = _replace(text, r"^(\s*)listen\s+8000;", rf"\1listen 127.0.0.1:{listen_port};")
     text = _replace(text, r"http://api:8000;", f"http://{upstream};", count=None)
@@ -90,6 +92,11 @@ class NginxServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def access_log(self) -> str:
+        """nginx's access log so far (a line per finished request)."""
+        path = self.dir / "access.log"
+        return path.read_text(errors="replace") if path.exists() else ""
 
     def _argv(self, *extra: str) -> list[str]:
         directives = f"daemon off; pid {self.dir}/nginx.pid;"

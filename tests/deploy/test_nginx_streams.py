@@ -5,11 +5,12 @@ on the test Redis (harness/nginx_server.py changes only what ties the config to
 compose).  An SSE stream opened through it must deliver each move's events before
 the next move is made -- not held in a proxy buffer until the stream ends -- and
 pass the heartbeats; a long poll must still answer; a client that hangs up on nginx
-must free its stream on the API.  The SSE stream is checked twice:
-as shipped, and in a harsher setting -- gzip on for every type at the http level
-(Debian's stock nginx.conf turns gzip on) and the API's ``X-Accel-Buffering: no``
-ignored -- where only the events location's own ``proxy_buffering off`` and
-``gzip off`` keep the stream flowing (with neither, nothing arrives).
+must free its stream on the API; nginx's access log must not hold a stream ticket.
+The SSE stream is checked twice: as shipped, and in a harsher setting -- gzip on
+for every type at the http level (Debian's stock nginx.conf turns gzip on) and the
+API's ``X-Accel-Buffering: no`` ignored -- where only the events location's own
+``proxy_buffering off`` and ``gzip off`` keep the stream flowing (with neither,
+nothing arrives).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ HARSH_EXTRA = (
     "proxy_ignore_headers X-Accel-Buffering;"
 )
 HEARTBEAT_SECONDS = 0.3
+SSE = {"Accept": "text/event-stream"}
 ARRIVAL_TIMEOUT = 5.0  # generous: a buffered event would never arrive while the stream is open
 
 pytestmark = pytest.mark.skipif(nginx_binary() is None, reason="nginx not installed")
@@ -177,3 +179,24 @@ def test_a_client_hanging_up_on_nginx_frees_its_stream(
     # nginx closes its upstream connection when the client goes; the API notices at
     # its next write (a heartbeat at the latest) and lets the stream go.
     _until(upstream, {"sse": 0, "ndjson": 0})
+
+
+def test_nginx_logs_a_stream_ticket_masked(proxy: NginxServer) -> None:
+    game = LiveGame.create(proxy.url, players=2)
+    answer = requests.post(game.url("/stream-tickets"), headers=game.auth(0), timeout=10)
+    assert answer.status_code == 201, answer.text
+    ticket = answer.json()["ticket"]
+    params = {"ticket": ticket, "after": 3}  # as docs/API.md's EventSource example asks
+    with requests.get(
+        game.url("/events"), params=params, headers=SSE, stream=True, timeout=10
+    ) as r:
+        assert r.status_code == 200
+        assert any(f.kind == "event" and f.json().get("private") for f in frames(r)), (
+            "seat 0's deal"
+        )
+    deadline = time.monotonic() + ARRIVAL_TIMEOUT
+    while f"/v1/games/{game.id}/events?" not in (log := proxy.access_log()):
+        assert time.monotonic() < deadline, f"the stream's request is not in the log:\n{log}"
+        time.sleep(0.05)
+    line = next(x for x in log.splitlines() if f"/v1/games/{game.id}/events?" in x)
+    assert "/events?ticket=<redacted>&after=3 HTTP/1.1" in line and ticket not in log
