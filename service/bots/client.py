@@ -40,8 +40,6 @@ from service.bots.feed import EventFeed
 GAME_OVER = "game_finished"
 """The event of the change that finishes a game (only ``rematch_created`` may follow)."""
 
-__all__ = ["ApiProblem", "Client", "Player", "build_parser", "main"]
-
 
 @dataclass
 class Player:

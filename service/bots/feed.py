@@ -11,7 +11,8 @@ then EOF), breaks, or stays silent longer than the client's ``stream_timeout``
 (growing on repeated failures, with jitter) and opens the stream again with
 ``Last-Event-ID`` set to the last seq it handed out: nothing is missed, and
 an event seen twice (it should not be) is dropped, never handed out again.
-429 and 503 answers are retried after ``Retry-After``; other error answers
+429, 502, 503 and 504 answers (a proxy's too, while the service is away)
+are retried, after ``Retry-After`` if they have one; other error answers
 (401, 404, 406...) and too many failures in a row end the feed and are
 raised by :meth:`take`.
 """

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from service.bots import client as bot_client
-from service.bots.client import ApiProblem, Client, Player
+from service.bots.api_client import ApiProblem, Client
+from service.bots.client import Player
 from service.bots.simulate import play_game
 from service.engine.options import Options
 from service.engine.shuffle import seed_from_client
