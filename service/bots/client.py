@@ -78,6 +78,8 @@ class Player:
 
     def play(self) -> dict[str, Any]:
         """Play until the game is finished; returns the final view."""
+        view = self.client.view()  # a wrong URL or token fails here, not in the feed's retries
+        self.log(f"seat {view.get('seat')} in game {self.client.game_id} as a {self.level} bot")
         self.feed = EventFeed(self.client.open_stream, log=self.log)
         with self.feed as feed:
             view = self._follow(feed)
@@ -97,7 +99,6 @@ class Player:
 
     def _follow(self, feed: EventFeed) -> dict[str, Any]:
         view = self._look(feed)
-        self.log(f"seat {view.get('seat')} in game {self.client.game_id} as a {self.level} bot")
         while view.get("status") != "finished":
             if self._my_turn(view):
                 self._receive(feed, block=False)
