@@ -290,8 +290,7 @@ def _proven_seat(game_id: str, ticket: str | None) -> int | None:
         return seat
     if bearer_token() is None:
         return None
-    _version, record = current(game_id)
-    return require_seat(record)
+    return handlers.proven_seat(game_id)
 
 
 @blp.route("/<game_id:game_id>/stream-tickets")

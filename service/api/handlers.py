@@ -82,6 +82,23 @@ def player_view(game_id: str) -> Response:
     return _player_view_from_document(game_id)
 
 
+def proven_seat(game_id: str) -> int:
+    """The seat the request's bearer token holds in ``game_id`` (401 if none), from
+    the seats' parts saved with the last change when they hold it (no document
+    read), else from the game's record (which also plays an overdue turn)."""
+    token = require_token()
+    found = store().load_seat_view(game_id)
+    if found is None:
+        raise GameNotFound(game_id)
+    version, deadline, _public, _results, parts = found
+    if parts and (deadline is None or time.time() < deadline):
+        part = seat_part_for(parts, version, hash_token(token))
+        if part is not None:
+            return int(orjson.loads(part)["seat"])
+    _version, record = current(game_id)
+    return require_seat(record)
+
+
 def _player_view_from_document(game_id: str) -> Response:
     version, record = current(game_id)
     seat = require_seat(record)

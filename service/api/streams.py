@@ -76,7 +76,8 @@ def updates(
 
     ``watch`` must watch ``game_id`` already (it is read after, so nothing is
     missed).  Yields first what it reads at once (perhaps no events), then each
-    batch as soon as it is read, and ``([], cursor)`` after each
+    batch as soon as it is published (read from the publish itself when it
+    follows the cursor, else from the stream), and ``([], cursor)`` after each
     ``quiet_seconds`` without one; ends once the process is stopping.
     When the turn's deadline passes it calls ``settle`` (which plays the
     overdue turn: that commit wakes it).  Raises :class:`GameNotFound` and
@@ -86,7 +87,6 @@ def updates(
     cursor, deadline = page.cursor, page.deadline
     yield page.events, cursor
     quiet_since = time.monotonic()
-    settled: float | None = None  # a deadline already played: not played again
     while not shutting_down():
         wait = quiet_seconds - (time.monotonic() - quiet_since)
         if wait <= 0:
@@ -97,15 +97,14 @@ def updates(
         began = time.monotonic()
         woken = watch.wait(wait if overdue_in is None else min(wait, overdue_in))
         extend(time.monotonic() - began)  # waiting is not time lost to Redis
-        if overdue_in is not None and time.time() >= deadline + SETTLE_GRACE_SECONDS:  # type: ignore[operator]
-            settled = deadline
-            settle()
-            woken = True
-        if not woken or not watch.news(cursor):
+        if overdue_in is not None and time.monotonic() - began >= overdue_in:
+            settle()  # its commit's publish wakes this watch (or another's does)
+            deadline = None
             continue
-        page = store.events(game_id, cursor, seat)
-        cursor = page.cursor
-        deadline = None if page.deadline == settled else page.deadline
+        if not woken:
+            continue
+        page = watch.take(cursor, seat) or store.events(game_id, cursor, seat)
+        cursor, deadline = page.cursor, page.deadline
         if page.events:
             yield page.events, cursor
             quiet_since = time.monotonic()

@@ -6,19 +6,23 @@ them (``EVALSHA``); every key a script touches is passed in ``KEYS`` and shares
 its game's hash tag, so they run on Redis Cluster too.
 """
 
-# Appends events to the stream and, if there were any, publishes the last seq on the
-# game's wake-up channel (keys.WAKE: the state key KEYS[1] with `state` replaced by
-# `wake`, in the same slot; see service.store.wakeups).  Expects locals `seq` (last
-# seq), `n` (number of events) and `first` (ARGV index of the first event's seat);
+# Appends events to the stream and, if there were any, publishes them on the game's
+# wake-up channel (keys.WAKE: the state key KEYS[1] with `state` replaced by `wake`,
+# in the same slot): "<first seq> <turn deadline>\n", then "<seat> <length>\n<event>"
+# per event (see service.store.wakeups.parse_wake_up).  Expects locals `seq` (last seq), `n`
+# (number of events), `first` (ARGV index of the first event's seat) and `deadline`;
 # leaves `seq` updated.
 _APPEND_EVENTS = """
+local lines = {}
 for i = 0, n - 1 do
   seq = seq + 1
-  redis.call('XADD', KEYS[2], string.format('%d-0', seq),
-             'seat', ARGV[first + 2 * i], 'e', ARGV[first + 2 * i + 1])
+  local seat, event = ARGV[first + 2 * i], ARGV[first + 2 * i + 1]
+  redis.call('XADD', KEYS[2], string.format('%d-0', seq), 'seat', seat, 'e', event)
+  lines[i + 1] = seat .. ' ' .. #event .. '\\n' .. event
 end
 if n > 0 then
-  redis.call('SPUBLISH', string.sub(KEYS[1], 1, -6) .. 'wake', seq)
+  redis.call('SPUBLISH', string.sub(KEYS[1], 1, -6) .. 'wake',
+             string.format('%d ', seq - n + 1) .. deadline .. '\\n' .. table.concat(lines))
 end
 """
 
@@ -52,6 +56,7 @@ if made[1] then
 end
 redis.call('DEL', KEYS[2])
 local seq = 0
+local deadline = ARGV[4]
 """
     + _APPEND_EVENTS
     + """
@@ -101,6 +106,7 @@ end
 local version = tonumber(state[1])
 if version ~= tonumber(ARGV[1]) then return {0, version} end
 local seq = tonumber(state[2] or '0')
+local deadline = ARGV[5]
 """
     + _APPEND_EVENTS
     + """

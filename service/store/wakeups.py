@@ -23,8 +23,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
+from service.store.events import Page
 from service.store.keys import game_of_channel, wake_channel
 
 log = logging.getLogger(__name__)
@@ -40,27 +41,61 @@ RECONNECT_PAUSE_SECONDS = 0.5
 """After a subscriber connection fails, its listener waits this long before reconnecting."""
 
 
-class Watch:
-    """One waiter's interest in one game: woken by the game's next publish.
+MAX_PENDING = 64
+"""Wake-ups a watch keeps for its reader; past that it tells the reader to read instead."""
 
-    ``seq`` is the highest seq published for the game since the watch began (0:
-    none seen).  A wake-up without a seq (the subscription confirmed, or made
-    anew after a reconnect, or the process stopping) may follow commits whose
-    publish was not received: :meth:`news` then says to read whatever the seq.
+
+class WakeUp(NamedTuple):
+    """What a write published: its events, numbered from ``first``, and the turn deadline."""
+
+    first: int
+    deadline: float | None
+    entries: list[tuple[bytes, bytes]]
+    """``(seat, event JSON)``: seat ``b""`` for a public event."""
+
+
+def parse_wake_up(data: bytes) -> WakeUp:
+    r"""A wake-up as the write scripts publish it (:mod:`service.store.scripts`).
+
+    >>> parse_wake_up(b'7 \n 7\n{"a":1}1 5\nab\ncd')
+    WakeUp(first=7, deadline=None, entries=[(b'', b'{"a":1}'), (b'1', b'ab\ncd')])
+    >>> parse_wake_up(b"3 1700000000.5\n 2\n{}").deadline
+    1700000000.5
+    """
+    head, _, rest = data.partition(b"\n")
+    first, _, deadline = head.partition(b" ")
+    entries = []
+    at = 0
+    while at < len(rest):
+        newline = rest.index(b"\n", at)
+        seat, _, length = rest[at:newline].partition(b" ")
+        end = newline + 1 + int(length)
+        entries.append((seat, rest[newline + 1 : end]))
+        at = end
+    return WakeUp(int(first), float(deadline) if deadline else None, entries)
+
+
+class Watch:
+    """One waiter's interest in one game: woken by each of the game's writes with events.
+
+    It keeps what those writes published (:meth:`take` hands it out), so a woken
+    reader usually needs no read.  A wake-up without events (the subscription
+    confirmed, or made anew after a reconnect, or the process stopping) may
+    follow writes whose publish was not received: :meth:`take` then says to read.
     """
 
-    __slots__ = ("_event", "_unsure", "seq")
+    __slots__ = ("_event", "_pending", "_unsure")
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._pending: list[WakeUp] = []
         self._unsure = False
-        self.seq = 0
 
-    def wake(self, seq: int | None = None) -> None:
-        if seq is None:
+    def wake(self, published: WakeUp | None = None) -> None:
+        if published is None or len(self._pending) >= MAX_PENDING:
             self._unsure = True
         else:
-            self.seq = max(self.seq, seq)
+            self._pending.append(published)
         self._event.set()
 
     def wait(self, timeout: float) -> bool:
@@ -70,11 +105,30 @@ class Watch:
         self._event.clear()
         return woken
 
-    def news(self, cursor: int) -> bool:
-        """Whether a reader at ``cursor`` may have events to read since it was last
-        told so (a publish past ``cursor``, or a wake-up without a seq)."""
-        unsure, self._unsure = self._unsure, False
-        return unsure or self.seq > cursor
+    def take(self, cursor: int, seat: int | None) -> Page | None:
+        """The published events after ``cursor`` visible to ``seat`` (None: public
+        only), the new cursor and the deadline, if what was published since the
+        last call follows ``cursor`` without a gap; None if the reader must read
+        the stream instead (a wake-up without events, a gap, or nothing new)."""
+        pending, self._pending = self._pending, []
+        if self._unsure:
+            self._unsure = False
+            return None
+        wanted = b"" if seat is None else str(seat).encode()
+        found: list[tuple[int, bytes]] = []
+        deadline: float | None = None
+        start = cursor
+        for published in pending:
+            last = published.first + len(published.entries) - 1
+            if last <= cursor:
+                continue
+            if published.first > cursor + 1:
+                return None  # a write between: its events are in the stream only
+            for seq, (owner, event) in enumerate(published.entries, published.first):
+                if seq > cursor and (owner == b"" or owner == wanted):
+                    found.append((seq, event))
+            cursor, deadline = last, published.deadline
+        return Page(found, cursor, deadline) if cursor > start else None
 
 
 Subscriber = Any
@@ -251,17 +305,17 @@ class Wakeups:
             return
         channel = message["channel"]
         channel = channel.decode() if isinstance(channel, bytes) else channel
-        seq = None
+        published = None
         if kind == "smessage":
             try:
-                seq = int(message["data"])
+                published = parse_wake_up(message["data"])
             except (TypeError, ValueError):
                 log.warning("ignoring a malformed wake-up on %s", game_of_channel(channel))
                 return
         with self._lock:
             watches = list(self._watches.get(channel, ()))
         for watch in watches:
-            watch.wake(seq)
+            watch.wake(published)
 
     def wake_shard(self, shard: _Shard) -> None:
         for channel in self.channels_of(shard):

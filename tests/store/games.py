@@ -8,6 +8,7 @@ import time
 import uuid
 
 from service.store import GameStore
+from service.store.events import Page
 from service.store.wakeups import Watch
 
 
@@ -27,19 +28,23 @@ def commit_later(
     return thread
 
 
-def woken_for(watch: Watch, seq: int, timeout: float = 5.0) -> float:
-    """Wait until ``watch`` has been woken by the publish of ``seq`` (or a later one);
-    the seconds it took.  Fails if it was not within ``timeout``."""
+def published(
+    watch: Watch, cursor: int, seat: int | None = None, timeout: float = 5.0
+) -> tuple[Page, float]:
+    """Wait until ``watch`` hands out what a write published after ``cursor`` (as
+    :meth:`Watch.take` does); that page and the seconds it took.  Fails if it did
+    not within ``timeout``."""
     started = time.monotonic()
-    while watch.seq < seq:
+    while True:
         left = timeout - (time.monotonic() - started)
-        assert left > 0 and watch.wait(left), f"not woken for seq {seq} within {timeout} s"
-    return time.monotonic() - started
+        assert left > 0 and watch.wait(left), f"nothing published after {cursor} in {timeout} s"
+        page = watch.take(cursor, seat)
+        if page is not None:
+            return page, time.monotonic() - started
 
 
 def confirmed(watch: Watch, timeout: float = 5.0) -> None:
     """Wait for the wake-up that confirms ``watch``'s subscription (its first): one
-    without a seq, after which a reader must read."""
+    without events, after which a reader must read the stream."""
     assert watch.wait(timeout), "the subscription was not confirmed"
-    assert watch.seq == 0 and watch.news(0)
-    assert not watch.news(0)  # told once
+    assert watch.take(0, None) is None

@@ -4,7 +4,7 @@ a watch is woken by each commit of its game with events, and by nothing else."""
 from __future__ import annotations
 
 from service.store import GameStore
-from tests.store.games import commit_later, confirmed, new_id, woken_for
+from tests.store.games import commit_later, confirmed, new_id, published
 
 
 def test_events_are_filtered_per_seat(store: GameStore) -> None:
@@ -35,8 +35,10 @@ def test_a_watch_is_woken_by_its_games_commits_only(store: GameStore) -> None:
         commit_later(store, other, 1, [b"elsewhere"], 0).join()
         assert not watch.wait(0.5)
         commit_later(store, gid, 1, [b"second", (b"secret", 1)], 0.2)
-        assert 0.1 < woken_for(watch, 3) < 3
-        assert store.events(gid, 1, seat=0)[:2] == ([(2, b"second")], 3)
+        page, took = published(watch, 1, seat=0)
+        assert 0.1 < took < 3
+        assert page == ([(2, b"second")], 3, None)  # what the write published
+        assert store.events(gid, 1, seat=0) == page  # is what the stream holds
         assert store.waiting() == 1
     assert store.waiting() == 0
 
@@ -48,8 +50,8 @@ def test_a_write_without_events_wakes_nobody(store: GameStore) -> None:
         confirmed(watch)
         store.commit(gid, 1, b"d2")
         assert not watch.wait(0.5)
-        store.commit(gid, 2, b"d3", [b"e"])
-        woken_for(watch, 2)
+        store.commit(gid, 2, b"d3", [b"e"], deadline=1e10)
+        assert published(watch, 1)[0] == ([(2, b"e")], 2, 1e10)
 
 
 def test_many_watches_of_one_game_are_all_woken(store: GameStore) -> None:
@@ -57,13 +59,14 @@ def test_many_watches_of_one_game_are_all_woken(store: GameStore) -> None:
     store.create(gid, b"d", [b"first"])
     with store.watch(gid) as first, store.watch(gid) as second:
         confirmed(first)
+        confirmed(second)  # the one subscription's confirmation wakes both
         store.commit(gid, 1, b"d2", [b"e"])
-        woken_for(first, 2)
-        woken_for(second, 2)
+        for watch in (first, second):
+            assert published(watch, 1)[0] == ([(2, b"e")], 2, None)
     with store.watch(gid) as again:  # subscribed anew after the last one left
         confirmed(again)
         store.commit(gid, 2, b"d3", [b"e"])
-        woken_for(again, 3)
+        assert published(again, 2)[0] == ([(3, b"e")], 3, None)
 
 
 def test_a_reader_beginning_its_watch_misses_nothing(store: GameStore) -> None:
@@ -73,9 +76,9 @@ def test_a_reader_beginning_its_watch_misses_nothing(store: GameStore) -> None:
     for version in range(1, 30):
         thread = commit_later(store, gid, version, [b"e"], 0)
         with store.watch(gid) as watch:
-            found, cursor, _deadline = store.events(gid, version)
-            if not found:
-                woken_for(watch, version + 1)
-                found, cursor, _deadline = store.events(gid, version)
+            found = store.events(gid, version).events
+            while not found:  # published (or, racing the subscription, read)
+                assert watch.wait(5)
+                found = (watch.take(version, None) or store.events(gid, version)).events
             assert found == [(version + 1, b"e")]
         thread.join()
