@@ -6,8 +6,9 @@ game's own slot).  A process keeps one subscriber connection per shard (one on
 a plain Redis and on the embedded store; one per primary node on Redis
 Cluster), each read by one listener thread -- a greenlet under gevent -- and
 subscribes to the channel of each game that has a waiter in the process, for as
-long as it has one.  A waiter (:meth:`Wakeups.watch`) costs a :class:`Watch` in
-a set: no thread and no connection of its own, whatever the number of waiters.
+long as it has one (and :data:`LINGER_SECONDS` more).  A waiter
+(:meth:`Wakeups.watch`) costs a :class:`Watch` in a set: no thread and no
+connection of its own, whatever the number of waiters.
 
 No wake-up is lost: a waiter registers first and reads the stream after.  If
 the game's channel was already subscribed, a commit after that read publishes
@@ -33,6 +34,11 @@ log = logging.getLogger(__name__)
 LISTEN_SECONDS = 1.0
 """A listener waits at most this long for a message before it looks at its
 subscription changes and its connection's health again."""
+
+LINGER_SECONDS = 30.0
+"""A game's channel stays subscribed this long after its last waiter left: a long
+poll answered and sent again, or a stream reconnecting, finds it subscribed
+(no subscribe, no unsubscribe, no read forced by a new subscription)."""
 
 IDLE_SECONDS = 10.0
 """A shard's listener stops (closing its connection) after this long without a channel."""
@@ -148,7 +154,9 @@ class _Shard:
     def __init__(self, name: str, make: Callable[[], Subscriber], hub: Wakeups) -> None:
         self.name = name
         self.sending = threading.Lock()
-        self.channels: set[str] = set()  # changed under the hub's lock
+        self.channels: dict[str, float | None] = {}
+        """Subscribed channels: since when each has had no waiter (None: it has one).
+        Changed under the hub's lock."""
         self._make = make
         self._hub = hub
         self._pubsub: Subscriber = None
@@ -196,16 +204,25 @@ class _Shard:
         _close(idle)
         raise _Idle
 
+    def _sweep(self, now: float) -> None:
+        """Unsubscribe the channels without a waiter for :data:`LINGER_SECONDS`."""
+        with self.sending:
+            for channel in self._hub.forget_lingering(self, now - LINGER_SECONDS):
+                self.send("sunsubscribe", channel)
+
     def _run(self) -> None:
         idle_since: float | None = None
         while not self._hub.stopped:
             try:
                 pubsub = self._connect()
+                swept = time.monotonic()
                 while not self._hub.stopped:
                     message = pubsub.get_message(timeout=LISTEN_SECONDS)
                     if message is not None:
                         self._hub.dispatch(message)
-                    else:
+                    if time.monotonic() - swept >= LISTEN_SECONDS:
+                        swept = time.monotonic()
+                        self._sweep(swept)
                         idle_since = self._idle(idle_since)
             except _Idle:
                 return
@@ -257,10 +274,9 @@ class Wakeups:
         channel = wake_channel(game_id)
         with self._lock:
             shard = self._shard(channel)
-            watches = self._watches.setdefault(channel, set())
-            new = not watches
-            watches.add(watch)
-            shard.channels.add(channel)
+            self._watches.setdefault(channel, set()).add(watch)
+            new = channel not in shard.channels
+            shard.channels[channel] = None
             if self.stopped:
                 watch.wake()
         try:
@@ -269,17 +285,24 @@ class Wakeups:
                     shard.send("ssubscribe", channel)
             yield watch
         finally:
-            with shard.sending:
-                with self._lock:
-                    watches = self._watches[channel]
-                    watches.discard(watch)
-                    gone = not watches
-                    if gone:
-                        del self._watches[channel]
-                        del self._shard_of[channel]
-                        shard.channels.discard(channel)
-                if gone:
-                    shard.send("sunsubscribe", channel)
+            with self._lock:
+                watches = self._watches[channel]
+                watches.discard(watch)
+                if not watches:  # subscribed still, for a while (see LINGER_SECONDS)
+                    del self._watches[channel]
+                    shard.channels[channel] = time.monotonic()
+
+    def forget_lingering(self, shard: _Shard, before: float) -> list[str]:
+        """Drop the channels of ``shard`` without a waiter since ``before``; they are
+        the caller's to unsubscribe (holding the shard's :attr:`~_Shard.sending`)."""
+        with self._lock:
+            gone = [
+                c for c, since in shard.channels.items() if since is not None and since < before
+            ]
+            for channel in gone:
+                del shard.channels[channel]
+                del self._shard_of[channel]
+            return gone
 
     def _shard(self, channel: str) -> _Shard:
         """The shard of ``channel`` (call holding the lock)."""
@@ -293,7 +316,7 @@ class Wakeups:
         return shard
 
     def channels_of(self, shard: _Shard) -> list[str]:
-        """The channels of ``shard`` that have waiters."""
+        """The channels ``shard`` subscribes to (with waiters, or lingering)."""
         with self._lock:
             return list(shard.channels)
 

@@ -3,7 +3,11 @@ a watch is woken by each commit of its game with events, and by nothing else."""
 
 from __future__ import annotations
 
-from service.store import GameStore
+import time
+
+import pytest
+
+from service.store import GameStore, wakeups
 from tests.store.games import commit_later, confirmed, new_id, published
 
 
@@ -63,10 +67,24 @@ def test_many_watches_of_one_game_are_all_woken(store: GameStore) -> None:
         store.commit(gid, 1, b"d2", [b"e"])
         for watch in (first, second):
             assert published(watch, 1)[0] == ([(2, b"e")], 2, None)
-    with store.watch(gid) as again:  # subscribed anew after the last one left
-        confirmed(again)
+    with store.watch(gid) as again:  # the channel lingers: no new subscription
         store.commit(gid, 2, b"d3", [b"e"])
         assert published(again, 2)[0] == ([(3, b"e")], 3, None)
+
+
+def test_a_channel_without_waiters_is_unsubscribed_after_a_while(
+    store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(wakeups, "LINGER_SECONDS", 0.2)
+    gid = new_id()
+    store.create(gid, b"d", [b"first"])
+    with store.watch(gid) as watch:
+        confirmed(watch)
+    time.sleep(wakeups.LISTEN_SECONDS * 2 + 0.3)  # a sweep of the listener has run
+    with store.watch(gid) as again:
+        confirmed(again)  # a new subscription
+        store.commit(gid, 1, b"d2", [b"e"])
+        assert published(again, 1)[0] == ([(2, b"e")], 2, None)
 
 
 def test_a_reader_beginning_its_watch_misses_nothing(store: GameStore) -> None:
