@@ -41,7 +41,7 @@ def _seat_change(game_id: str, level: str | None) -> Response:
 @blp.route("/<game_id:game_id>/autopilot")
 class Autopilot(MethodView):
     @blp.doc(operationId="startAutopilot", security=[{"bearer": []}])
-    @blp.arguments(inputs.AutopilotIn)
+    @blp.arguments(inputs.AutopilotIn())
     @blp.response(200, views.PlayerView)
     @document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level"})
     def post(self, body: dict[str, Any], game_id: str) -> Response:

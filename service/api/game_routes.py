@@ -36,7 +36,7 @@ blp = Blueprint(
 @blp.route("")
 class Games(MethodView):
     @blp.doc(operationId="createGame")
-    @blp.arguments(inputs.CreateGameIn)
+    @blp.arguments(inputs.CreateGameIn())
     @blp.response(201, outputs.CreateGameOut)
     @document_errors(
         blp,
@@ -143,7 +143,7 @@ class PlayerViewResource(MethodView):
 @blp.route("/<game_id:game_id>/players")
 class Players(MethodView):
     @blp.doc(operationId="joinGame")
-    @blp.arguments(inputs.JoinIn)
+    @blp.arguments(inputs.JoinIn())
     @blp.response(201, outputs.JoinOut)
     @document_errors(
         blp, {**ERRORS_READ, 409: "No open seat", 422: "Invalid name", 429: "Rate limited"}
@@ -226,8 +226,8 @@ EVENTS_200 = {
 @blp.route("/<game_id:game_id>/events")
 class Events(MethodView):
     @blp.doc(operationId="listEvents", security=[{}, {"bearer": []}])
-    @blp.arguments(inputs.EventsQuery, location="query")
-    @blp.arguments(inputs.EventsHeaders, location="headers")
+    @blp.arguments(inputs.EventsQuery(), location="query")
+    @blp.arguments(inputs.EventsHeaders(), location="headers")
     @blp.response(200, outputs.EventsOut)
     @blp.doc(responses={"200": EVENTS_200})
     @document_errors(blp, {**ERRORS_PLAYER, 406: "Accept names none of the answer's media types"})

@@ -20,6 +20,7 @@ a commit made while the subscription was on its way is read then.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -232,6 +233,11 @@ class _Shard:
                     broken, self._pubsub = self._pubsub, None
                 _close(broken)
                 self._hub.wake_shard(self)  # they read again: nothing is missed meanwhile
+                with self.sending:  # lingering channels are not worth reconnecting for
+                    self._hub.forget_lingering(self, math.inf)
+                    if not self._hub.channels_of(self):
+                        self._running = False
+                        return
                 time.sleep(RECONNECT_PAUSE_SECONDS)
         with self.sending:
             self._running = False
