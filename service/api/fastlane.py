@@ -1,7 +1,8 @@
 """The fast lane: the hottest requests answered straight from WSGI.
 
-A game client spends its life on three requests: the public view (often as a
-conditional GET answered 304), its own view, and its moves.  Flask's request
+A game client spends its life on a few requests: the public view (often as a
+conditional GET answered 304), its own view, its moves, and waiting for the next
+events (the JSON long poll; streams and anything unusual go to Flask).  Flask's request
 machinery -- context push, routing, flask-smorest's wrappers, the response
 object's finalisation -- costs more than the work these requests do, so
 :class:`FastLane` sits between the WSGI middleware and Flask and answers them
@@ -30,7 +31,7 @@ from typing import Any
 
 from flask import Response
 
-from service.api import handlers, problems
+from service.api import following, handlers, problems
 from service.api.context import CALL_KEY, Call, Services
 from service.api.metrics import ROUTE_KEY
 from service.api.middleware import StartResponse, WSGIApp
@@ -40,13 +41,14 @@ Handler = Callable[[str], Response]
 
 CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")  # ASCII digits only: "²".isdigit() is True
 
-GAME_PATH = re.compile(rf"/v1/games/({GAME_ID_PATTERN})(/view|/moves)?")
+GAME_PATH = re.compile(rf"/v1/games/({GAME_ID_PATTERN})(/view|/moves|/events)?")
 
 # (method, path suffix) -> (handler, route template as Flask names it, for the metrics)
 ROUTES: dict[tuple[str, str], tuple[Handler, str]] = {
     ("GET", ""): (handlers.public_view, "/v1/games/<game_id:game_id>"),
     ("GET", "/view"): (handlers.player_view, "/v1/games/<game_id:game_id>/view"),
     ("POST", "/moves"): (handlers.make_move, "/v1/games/<game_id:game_id>/moves"),
+    ("GET", "/events"): (following.plain_follow, "/v1/games/<game_id:game_id>/events"),
 }
 
 
@@ -65,13 +67,18 @@ class FastLane:
         route = ROUTES.get((environ.get("REQUEST_METHOD", ""), match.group(2) or ""))
         if route is None:
             return self.app(environ, start_response)
+        handler, template = route
         body = b""
-        if environ["REQUEST_METHOD"] == "POST":
+        if match.group(2) == "/events":
+            plain = following.plain_long_poll(environ)
+            if plain is None:  # a stream, a ticket, an odd query: Flask checks it all
+                return self.app(environ, start_response)
+            environ[following.PLAIN_KEY] = plain
+        elif environ["REQUEST_METHOD"] == "POST":
             body_or_none = self._read_body(environ)
             if body_or_none is None:
                 return self.app(environ, start_response)
             body = body_or_none
-        handler, template = route
         environ[ROUTE_KEY] = template
         environ[CALL_KEY] = Call(environ, self.services, lambda: body)
         try:

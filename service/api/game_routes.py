@@ -9,14 +9,13 @@ too.  Errors are mapped to problem+json by :mod:`service.api.problems`.
 from __future__ import annotations
 
 import secrets
-from contextlib import ExitStack
 from typing import Any
 
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import handlers, metrics, streams
-from service.api.auth import bearer_token, require_seat, require_token, unauthorized
+from service.api import following, handlers, metrics, streams
+from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.context import services, store
 from service.api.idempotency import Idempotency, idempotency, replay
@@ -242,55 +241,10 @@ class Events(MethodView):
         stream ticket, adds the events private to that seat.
         """
         media = streams.negotiate(request.accept_mimetypes)
-        seat = _proven_seat(game_id, query.get("ticket"))
-        config = services().config
-        if media == streams.JSON:
-            after = query["after"]
-            wait = min(query["wait"], config.long_poll_max_seconds)
-        else:
-            after = headers.get("last_event_id", query["after"])
-            wait = config.sse_heartbeat_seconds
-        if media == streams.JSON and wait <= 0:
-            found, cursor, _deadline = store().events(game_id, after, seat)
-            return _events_page(found, cursor)
-        settle = streams.settler(
-            request.environ, lambda: current(game_id), config.redis_timeout_seconds
-        )
-        resources = ExitStack()
-        try:
-            following = metrics.FOLLOWERS.labels(metrics.FOLLOWER_KINDS[media])
-            following.inc()
-            resources.callback(following.dec)
-            watch = resources.enter_context(store().watch(game_id))
-            batches = streams.updates(store(), watch, game_id, seat, after, wait, settle)
-            found, cursor = next(batches)  # what is there now (a missing game: 404)
-            if media != streams.JSON:
-                response = streams.stream_response(media, found, batches, resources)
-                resources = ExitStack()  # the stream's now: it closes them when it ends
-                return response
-            if not found:  # the next batch, none once `wait` is over, or the process stops
-                found, cursor = next(batches, ([], cursor))
-            return _events_page(found, cursor)
-        finally:
-            resources.close()
-
-
-def _events_page(found: list[tuple[int, bytes]], cursor: int) -> Response:
-    events = [streams.event_json(seq, raw)[0] for seq, raw in found]
-    return json_response({"events": events, "last_seq": cursor})
-
-
-def _proven_seat(game_id: str, ticket: str | None) -> int | None:
-    """The seat a stream ticket or the bearer token proves (401 if it proves none),
-    or None for a spectator."""
-    if ticket is not None:
-        seat = store().redeem_ticket(game_id, ticket)
-        if seat is None:
-            raise unauthorized("this stream ticket is unknown, used or expired")
-        return seat
-    if bearer_token() is None:
-        return None
-    return handlers.proven_seat(game_id)
+        after = query["after"]
+        if media != streams.JSON:
+            after = headers.get("last_event_id", after)
+        return following.follow(game_id, media, after, query["wait"], query.get("ticket"))
 
 
 @blp.route("/<game_id:game_id>/stream-tickets")

@@ -71,6 +71,14 @@ def run_script(app: Flask) -> list[tuple[Any, ...]]:
     record(client.get(path, headers={"If-None-Match": '"2"'}))
     record(client.get(f"{path}/view", headers=game.auth(other)))
     record(client.get(f"{path}/events?after=0"))
+    record(client.get(f"{path}/events?after=3&wait=0.2", headers=game.auth(seat)))
+    record(client.get(f"{path}/events?wait=0.1&after=99", headers={"Accept": "application/json"}))
+    record(client.get(f"{path}/events?after=2", headers={"Authorization": "Bearer nope"}))
+    record(client.get(f"{path}/events?wait=31"))
+    record(client.get(f"{path}/events?after=1&after=2"))
+    record(client.get(f"{path}/events?after=x"))
+    record(client.get(f"{path}/events", headers={"Accept": "text/html"}))
+    record(client.get("/v1/games/unknown-game/events?wait=1"))
     record(client.head(path))
     return seen
 
@@ -111,10 +119,11 @@ def test_hot_requests_skip_flask_and_the_rest_reach_it(redis_client, redis_url, 
     client.get(f"/v1/games/{game.id}/view", headers=game.auth(seat))
     moved = game.move(seat, {"type": "draw", "source": "stock"})
     assert moved.status_code == 200
+    client.get(f"/v1/games/{game.id}/events?after=2&wait=0.1", headers=game.auth(seat))
     # with rate limits on too: moves are counted by their handler, on either path
     assert hits == []
     hits.clear()
-    client.get(f"/v1/games/{game.id}/events")
+    client.get(f"/v1/games/{game.id}/events", headers={"Accept": "text/event-stream"}).close()
     client.get(f"/v1/games/{game.id}/")
     client.head(f"/v1/games/{game.id}")
     client.post(f"/v1/games/{game.id}/moves", data=b"x" * 70_000, headers=game.auth(seat))

@@ -1,0 +1,114 @@
+"""The events endpoint's handler: a page, a long poll, or a stream (see
+:mod:`service.api.streams` for the loop they share).
+
+Called by the Flask view (``api/game_routes.py``), which has parsed and checked
+the query and headers, and by the fast lane for plain JSON long polls
+(:func:`plain_long_poll`); the same answers either way.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import ExitStack
+from typing import Any
+
+from flask import Response
+
+from service.api import handlers, metrics, streams
+from service.api.auth import bearer_token, unauthorized
+from service.api.context import call, services, store
+from service.api.responses import json_response
+from service.api.writes import current
+
+_QUERY_PART = re.compile(r"(after)=([0-9]{1,16})|(wait)=([0-9]{1,2}(?:\.[0-9]{1,10})?)")
+PLAIN_KEY = "t13.plain_long_poll"
+"""Where the fast lane keeps ``(after, wait)`` of a plain long poll in its environ."""
+
+MAX_AFTER = 2**53
+MAX_WAIT = 30.0
+
+
+def plain_long_poll(environ: dict[str, Any]) -> tuple[int, float] | None:
+    """``(after, wait)`` of a JSON long poll whose query holds nothing but valid
+    ``after`` and ``wait`` (each at most once) and whose ``Accept`` is absent,
+    ``*/*`` or ``application/json``; None for anything else (Flask answers it).
+
+    >>> plain_long_poll({"QUERY_STRING": "after=5&wait=2.5"})
+    (5, 2.5)
+    >>> plain_long_poll({"QUERY_STRING": ""}), plain_long_poll({"QUERY_STRING": "after=1&after=2"})
+    ((0, 0.0), None)
+    >>> plain_long_poll({"QUERY_STRING": "wait=31"}), plain_long_poll({"HTTP_ACCEPT": "text/html"})
+    (None, None)
+    """
+    if environ.get("HTTP_ACCEPT", "*/*") not in ("*/*", streams.JSON):
+        return None
+    found: dict[str, str] = {}
+    query = environ.get("QUERY_STRING", "")
+    for part in query.split("&") if query else ():
+        match = _QUERY_PART.fullmatch(part)
+        if match is None:
+            return None
+        name, value = (match.group(1), match.group(2)) if match.group(1) else match.group(3, 4)
+        if name in found:
+            return None
+        found[name] = value
+    after, wait = int(found.get("after", "0")), float(found.get("wait", "0"))
+    if after > MAX_AFTER or wait > MAX_WAIT:
+        return None
+    return after, wait
+
+
+def plain_follow(game_id: str) -> Response:
+    """The fast lane's handler of a plain long poll (:func:`plain_long_poll`)."""
+    after, wait = call().environ[PLAIN_KEY]
+    return follow(game_id, streams.JSON, after, wait, None)
+
+
+def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None) -> Response:
+    """Events of ``game_id`` after ``after``: as JSON a page, waiting up to ``wait``
+    seconds for one (a long poll); as SSE or NDJSON a stream (``wait`` unused)."""
+    seat = _proven_seat(game_id, ticket)
+    config = services().config
+    if media == streams.JSON:
+        wait = min(wait, config.long_poll_max_seconds)
+        if wait <= 0:
+            found, cursor, _deadline = store().events(game_id, after, seat)
+            return _events_page(found, cursor)
+    else:
+        wait = config.sse_heartbeat_seconds
+    settle = streams.settler(call().environ, lambda: current(game_id), config.redis_timeout_seconds)
+    resources = ExitStack()
+    try:
+        following = metrics.FOLLOWERS.labels(metrics.FOLLOWER_KINDS[media])
+        following.inc()
+        resources.callback(following.dec)
+        watch = resources.enter_context(store().watch(game_id))
+        batches = streams.updates(store(), watch, game_id, seat, after, wait, settle)
+        found, cursor = next(batches)  # what is there now (a missing game: 404)
+        if media != streams.JSON:
+            response = streams.stream_response(media, found, batches, resources)
+            resources = ExitStack()  # the stream's now: it closes them when it ends
+            return response
+        if not found:  # the next batch, none once `wait` is over, or the process stops
+            found, cursor = next(batches, ([], cursor))
+        return _events_page(found, cursor)
+    finally:
+        resources.close()
+
+
+def _events_page(found: list[tuple[int, bytes]], cursor: int) -> Response:
+    events = [streams.event_json(seq, raw)[0] for seq, raw in found]
+    return json_response({"events": events, "last_seq": cursor})
+
+
+def _proven_seat(game_id: str, ticket: str | None) -> int | None:
+    """The seat a stream ticket or the bearer token proves (401 if it proves none),
+    or None for a spectator."""
+    if ticket is not None:
+        seat = store().redeem_ticket(game_id, ticket)
+        if seat is None:
+            raise unauthorized("this stream ticket is unknown, used or expired")
+        return seat
+    if bearer_token() is None:
+        return None
+    return handlers.proven_seat(game_id)
