@@ -27,3 +27,12 @@ def cpu_seconds(pid: int) -> float:
         if each == pid:
             total += int(fields[13]) + int(fields[14])  # reaped children
     return total / tick
+
+
+def rss_kb(pid: int) -> int:
+    """Resident memory of ``pid`` in KB (``VmRSS``; 0 once it is gone)."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
