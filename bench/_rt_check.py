@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 from collections import Counter
 from typing import Any
@@ -19,6 +20,8 @@ import orjson
 
 from bench._rt_movers import Game, Movers
 from bench._rt_waiters import digest
+
+READ_RETRIES = 120
 
 MOVE_OPENERS = {"drew": "draw", "discarded": "discard", "went_out": "go_out"}
 """The public event each move starts with (a draw that reshuffles starts with
@@ -29,9 +32,15 @@ async def reference(movers: Movers, game: str, token: str | None) -> list[tuple[
     """``(seq, crc, type)`` of every event of ``game`` that ``token`` (None: anyone) sees."""
     out: list[tuple[int, int, str]] = []
     after = 0
+    tries = 0
     while True:
         path = f"/v1/games/{game}/events?after={after}&wait=0"
         answer, _ = await movers.call("GET", path, token)
+        if answer.status in (429, 503) and tries < READ_RETRIES:
+            tries += 1
+            movers.errors[f"reference read {answer.status} (retried)"] += 1
+            await asyncio.sleep(0.5)
+            continue
         if answer.status != 200:
             raise RuntimeError(f"events of {game}: {answer.status} {answer.body[:200]!r}")
         page = orjson.loads(answer.body)

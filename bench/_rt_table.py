@@ -66,9 +66,15 @@ NUMERIC_MEDIAN = (
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per N: medians over its repeats (connected: the least; violations: the sum)."""
     by_n: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    broken: dict[int, list[str]] = defaultdict(list)
     for run in runs:
-        by_n[run["waiters"]].append(figures(run))
+        if "broken" in run:
+            broken[run["waiters"]].append(run["broken"])
+        else:
+            by_n[run["waiters"]].append(figures(run))
     rows = []
+    for n in sorted(broken.keys() - by_n.keys()):
+        rows.append({"n": n, "broken": broken[n], "line": f"N={n}: broke: {broken[n][0]}"})
     for n, group in sorted(by_n.items()):
         row: dict[str, Any] = {"n": n, "repeats": len(group), "games": group[0]["games"]}
         row["connected"] = min(f["connected"] for f in group)
@@ -77,7 +83,7 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             values = [f[name] for f in group if f[name] == f[name]]  # drop NaN
             row[name] = statistics.median(values) if values else float("nan")
         notes = {r.get("capacity_note") for r in runs if r["waiters"] == n} - {"", None}
-        row["notes"] = sorted(notes)
+        row["notes"] = sorted(notes) + [f"a repeat broke: {b}" for b in broken[n]]
         row["line"] = _line(row)
         rows.append(row)
     return rows
@@ -109,7 +115,10 @@ def print_table(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     )
     print(head)
     print("|" + "---|" * head.count(" | ") + "---|")
-    for r in rows:
+    for r in sorted(rows, key=lambda r: r["n"]):
+        if "broken" in r:
+            print(f"| {r['n']:,} | broke: {r['broken'][0][:150]} |")
+            continue
         print(
             f"| {r['n']:,} | {r['games']:,} | {r['connected']:,} | {r['violations']} "
             f"| {r['deliver_p50']:.1f} / {r['deliver_p99']:.1f} "
@@ -121,7 +130,7 @@ def print_table(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
             f"{r['cpu_movers']:.0f} / {r['cpu_gen']:.0f} |"
         )
     for r in rows:
-        for note in r["notes"]:
+        for note in r.get("notes", []):
             print(f"NOTE: {note}")
 
 
@@ -132,7 +141,8 @@ def write_json(
     slim = []
     for run in runs:  # the raw samples are summarized, not kept
         kept = {k: v for k, v in run.items() if k not in ("samples", "delivery_ms")}
-        kept["figures"] = figures(run)
+        if "broken" not in run:
+            kept["figures"] = figures(run)
         slim.append(kept)
     meta = {"args": {k: str(v) for k, v in vars(args).items()}, "cpus": os.cpu_count()}
     meta["python"] = platform.python_version()

@@ -15,7 +15,8 @@ process of the machine, so the movers' times in another process compare) and a
 CRC of the event's JSON (keys sorted), for the parent to check against the
 game's full event list.  The parent talks to it over a pipe:
 
-    child -> ("ready", connected, failed)   once every waiter got its first answer
+    child -> ("ready", connected, not, counters)   once every waiter got its first
+                                                   answer, or at the ready timeout
     parent -> ("finish", {waiter index: last seq it must reach}, timeout)
     child -> ("results", [per waiter dict], counters)
 """
@@ -23,6 +24,7 @@ game's full event list.  The parent talks to it over a pipe:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import resource
 import time
 import zlib
@@ -75,13 +77,13 @@ class Waiter:
         self.times.append(now)
         self.crcs.append(digest(event))
 
-    async def run(self) -> None:
-        while True:
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
             try:
                 if self.mode == "sse":
-                    await self._stream()
+                    await self._stream(stop)
                 else:
-                    await self._poll()
+                    await self._poll(stop)
             except (ConnectionLost, OSError, TimeoutError) as exc:
                 self.counters[f"{self.mode} lost: {type(exc).__name__}"] += 1
                 self.reconnects += 1
@@ -95,9 +97,9 @@ class Waiter:
                 return
             await asyncio.sleep(RETRY_PAUSE if self.reconnects > 1 else 0)
 
-    async def _poll(self) -> None:
+    async def _poll(self, stop: asyncio.Event) -> None:
         headers = self._headers("application/json")
-        while True:
+        while not stop.is_set():
             target = f"/v1/games/{self.game}/events?after={self.cursor}&wait={POLL_WAIT}"
             answer = await asyncio.wait_for(self.conn.request("GET", target, headers), READ_TIMEOUT)
             now = time.monotonic()
@@ -111,7 +113,7 @@ class Waiter:
             self.cursor = max(self.cursor, int(page["last_seq"]))
             self.ready.set()
 
-    async def _stream(self) -> None:
+    async def _stream(self, stop: asyncio.Event) -> None:
         headers = self._headers("text/event-stream")
         if self.seqs:
             headers["Last-Event-ID"] = str(self.seqs[-1])
@@ -125,7 +127,7 @@ class Waiter:
             return
         parser = SseParser()
         chunks = self.conn.chunks()
-        while True:
+        while not stop.is_set():
             chunk = await asyncio.wait_for(anext(chunks, None), READ_TIMEOUT)
             if chunk is None:
                 self.counters["sse stream ended"] += 1
@@ -174,20 +176,24 @@ def raise_fd_limit(wanted: int) -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-async def _main(specs: list[dict[str, Any]], host: str, port: int, pipe: Pipe) -> None:
+async def _main(
+    specs: list[dict[str, Any]], host: str, port: int, pipe: Pipe, ready_timeout: float
+) -> None:
     counters: Counter[str] = Counter()
     waiters = [Waiter(spec, host, port, counters) for spec in specs]
     gate = asyncio.Semaphore(CONNECT_PARALLEL)
     tasks: list[asyncio.Task[None]] = []
+    stop = asyncio.Event()
 
     async def start(waiter: Waiter) -> None:
         async with gate:
-            tasks.append(asyncio.create_task(waiter.run()))
+            tasks.append(asyncio.create_task(waiter.run(stop)))
             await waiter.ready.wait()
 
-    await asyncio.gather(*(start(w) for w in waiters))
-    failed = sum(w.failed for w in waiters)
-    pipe.send(("ready", len(waiters) - failed, failed, dict(counters)))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(start(w) for w in waiters)), ready_timeout)
+    ready = sum(w.ready.is_set() and not w.failed for w in waiters)
+    pipe.send(("ready", ready, len(waiters) - ready, dict(counters)))
     loop = asyncio.get_running_loop()
     message: asyncio.Future[Any] = loop.create_future()
     loop.add_reader(pipe.fileno(), lambda: message.done() or message.set_result(pipe.recv()))
@@ -199,14 +205,23 @@ async def _main(specs: list[dict[str, Any]], host: str, port: int, pipe: Pipe) -
         if not behind:
             break
         await asyncio.sleep(0.1)
+    # wait_for (3.11) may swallow a cancellation that meets a completed read: the
+    # loops check ``stop`` too, and a task that still runs is left behind
+    stop.set()
     for task in tasks:
         task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    if tasks:
+        await asyncio.wait(tasks, timeout=10)
     pipe.send(("results", [w.result() for w in waiters], dict(counters)))
 
 
-def waiter_process(specs: list[dict[str, Any]], host: str, port: int, pipe: Pipe) -> None:
-    """Entry point of a waiter process: hold ``specs`` until told to finish."""
+def waiter_process(
+    specs: list[dict[str, Any]], host: str, port: int, pipe: Pipe, ready_timeout: float
+) -> None:
+    """Entry point of a waiter process: hold ``specs`` until told to finish.
+
+    It reports "ready" once every waiter got its first answer, or after
+    ``ready_timeout`` s with how many did (the others keep trying)."""
     raise_fd_limit(len(specs) + 256)
-    asyncio.run(_main(specs, host, port, pipe))
+    asyncio.run(_main(specs, host, port, pipe, ready_timeout))
     pipe.close()

@@ -114,9 +114,27 @@ async def _recv(pipe: Any, timeout: float) -> Any:
 
 
 async def drive(
-    server: GunicornServer, redis: RedisServer, n: int, args: argparse.Namespace
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"waiters": n}
+    server: GunicornServer, redis: RedisServer, n: int, args: argparse.Namespace, out: Any
+) -> None:
+    """One run at ``n`` waiters; its figures go into ``out`` as they come."""
+    procs: list[Any] = []
+    try:
+        await _drive(server, redis, n, args, out, procs)
+    finally:
+        for proc, _pipe in procs:  # only left alive if the run broke
+            if proc.is_alive():
+                proc.terminate()
+            proc.join(10)
+
+
+async def _drive(
+    server: GunicornServer,
+    redis: RedisServer,
+    n: int,
+    args: argparse.Namespace,
+    out: dict[str, Any],
+    procs: list[Any],
+) -> None:
     rclient = bench_client(redis.url)
 
     def pids() -> list[int]:
@@ -137,14 +155,14 @@ async def drive(
     specs = waiter_specs(n, games, args)
     chunks = [specs[i : i + args.per_process] for i in range(0, n, args.per_process)]
     ctx = multiprocessing.get_context("spawn")
-    procs = []
+    wait = 30 + n / 200  # for all to get their first answer
     t0 = time.monotonic()
     for chunk in chunks:
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=waiter_process, args=(chunk, HOST, server.port, child))
+        proc = ctx.Process(target=waiter_process, args=(chunk, HOST, server.port, child, wait))
         proc.start()
         procs.append((proc, parent))
-    ready = await asyncio.gather(*(_recv(pipe, 60 + n / 20) for _p, pipe in procs))
+    ready = await asyncio.gather(*(_recv(pipe, wait + 30) for _p, pipe in procs))
     out["connect_s"] = time.monotonic() - t0
     out["connected"] = sum(r[1] for r in ready)
     out["connect_failed"] = sum(r[2] for r in ready)
@@ -190,7 +208,6 @@ async def drive(
         proc.join(30)
     out["waiter_errors"] = dict(counters)
     _check(out, results, specs, refs, {g.id: g for g in games}, since)
-    return out
 
 
 def _cpu(server: GunicornServer, redis: RedisServer, procs: list[Any]) -> dict[str, float]:
@@ -271,11 +288,22 @@ def run_one(redis: RedisServer, n: int, args: argparse.Namespace, work: Path) ->
     log_dir = work / f"n{n}"
     log_dir.mkdir(parents=True, exist_ok=True)
     with GunicornServer(env, access_log=False, log_dir=log_dir) as server:
-        out = asyncio.run(drive(server, redis, n, args))
+        out: dict[str, Any] = {"waiters": n}
+        try:
+            asyncio.run(drive(server, redis, n, args, out))
+        except Exception as exc:  # a broken run is a finding of the sweep, not its end
+            out["broken"] = f"{type(exc).__name__}: {exc}"[:500]
+            print(f"  BROKE: {out['broken']}", flush=True)
+            print(f"  so far: {_partial(out)}", flush=True)
         out["server_log_tail"] = server.stderr()[-2000:]
     out["workers"], out["worker_connections"] = config.web_concurrency, capacity
     out["capacity_note"] = note
     return out
+
+
+def _partial(out: dict[str, Any]) -> str:
+    shown = ("games", "connected", "connect_failed", "connect_errors", "mover_errors")
+    return ", ".join(f"{k}={out[k]}" for k in shown if k in out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,11 +319,12 @@ def main(argv: list[str] | None = None) -> int:
                 run = run_one(redis, n, args, work)
                 run["repeat"] = r
                 runs.append(run)
-                print("  " + summarize([run])[0]["line"], flush=True)
+                if "broken" not in run:
+                    print("  " + summarize([run])[0]["line"], flush=True)
     rows = summarize(runs)
     write_json(args.out, args, runs, rows)
     print_table(rows, args)
-    return 0 if all(not r["violations"] for r in runs) else 1
+    return 0 if all(not r.get("violations", 1) for r in runs) else 1
 
 
 if __name__ == "__main__":
