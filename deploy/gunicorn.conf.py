@@ -18,7 +18,7 @@ worker runs: several would each see different games.
 
 Graceful stop: on SIGTERM a worker stops accepting, lets in-flight requests
 finish and, through :func:`service.store.request_shutdown`, makes its long polls
-answer (with no events) within about a second, so it exits well inside
+answer (with no events) and its event streams end at once, so it exits well inside
 ``graceful_timeout``.
 
 Nothing here imports the app or the store: gevent patches the standard library
@@ -29,6 +29,7 @@ makes a lock or a socket must be imported after that, in the worker.
 from __future__ import annotations
 
 import json
+import re
 import resource
 import signal
 import sys
@@ -54,15 +55,16 @@ graceful_timeout = _config.long_poll_max_seconds + 5
 # Also the time a request's line and headers have to arrive (the gevent worker
 # reads them under this timeout), on a new connection as on a kept-alive one.
 keepalive = 5
-max_requests = 10000
+# Workers are not recycled after a number of requests: a recycled worker would
+# end every event stream it holds (their clients reconnect, all at once).
+max_requests = 0
 # Each worker imports the app itself, after gevent has patched the standard
 # library: preloading it in the master would make its module-level locks (the
 # metrics', the store's) and imports of ssl/socket before the patch, which
 # gevent warns about and which can deadlock greenlets on a real lock.  The cost
-# is the import per worker start (about 0.3 s of CPU, once per max_requests),
+# is the import per worker start (about 0.3 s of CPU),
 # and memory no longer shared between workers.
 preload_app = False
-max_requests_jitter = 1000
 loglevel = _config.log_level.lower()
 accesslog = "-"
 errorlog = "-"
@@ -90,10 +92,6 @@ if _config.embedded_store and workers != 1:
         "store lives inside one process and several workers would not share games"
     )
     workers = 1
-if _config.embedded_store:
-    # The embedded store lives in the worker: recycling it would drop every game.
-    max_requests = 0
-
 access_log_format = json.dumps(
     {
         "time": "%(t)s",
@@ -111,6 +109,10 @@ access_log_format = json.dumps(
 )
 
 
+_TICKET = re.compile(r"((?:^|&)ticket=)[^&]*")
+"""A stream ticket in a query string: single use and short-lived, but kept out of logs too."""
+
+
 class _JsonAtoms(SafeAtoms):
     """Atoms escaped for a JSON string (gunicorn only escapes double quotes).
 
@@ -124,6 +126,8 @@ class _JsonAtoms(SafeAtoms):
 
     def __getitem__(self, name: str) -> str:
         value = super().__getitem__(name)  # case-insensitive {header}i, "-" when absent
+        if name == "q" and value:
+            value = _TICKET.sub(r"\1<redacted>", str(value))
         return json.dumps(str(value))[1:-1] if value is not None else "-"
 
 
@@ -166,14 +170,18 @@ def post_worker_init(worker: Any) -> None:
     gunicorn installs ``worker.handle_exit`` for SIGTERM before this hook runs
     (``worker_int`` only covers SIGINT/SIGQUIT).  Ours first sets the store's
     shutdown flag, so long polls end within a second, then lets the worker stop
-    accepting and drain in-flight requests as usual.
+    accepting and drain in-flight requests as usual.  The shutdown runs on a
+    greenlet of its own: a signal handler must not block, and waking the
+    waiters takes their lock.
     """
+    import gevent
+
     from service.store import request_shutdown
 
     handle_exit = worker.handle_exit
 
     def _on_sigterm(sig: int, frame: Any) -> None:
-        request_shutdown()
+        gevent.spawn(request_shutdown)
         handle_exit(sig, frame)
 
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -183,6 +191,8 @@ def post_worker_init(worker: Any) -> None:
 
 def worker_int(worker: Any) -> None:
     """SIGINT/SIGQUIT (quick stop): release long polls too."""
+    import gevent
+
     from service.store import request_shutdown
 
-    request_shutdown()
+    gevent.spawn(request_shutdown)

@@ -36,3 +36,29 @@ def rss_kb(pid: int) -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def connections_to(pids: list[int], ports: set[int]) -> int:
+    """Established TCP connections of processes ``pids`` to any of ``ports`` (Linux /proc)."""
+    inodes: set[str] = set()
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue  # closed meanwhile
+                if target.startswith("socket:["):
+                    inodes.add(target[len("socket:[") : -1])
+        except OSError:
+            continue  # the process is gone
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            next(rows)
+            for row in rows:
+                fields = row.split()
+                remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+                if fields[3] == "01" and remote_port in ports and fields[9] in inodes:
+                    count += 1
+    return count

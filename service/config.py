@@ -55,12 +55,30 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "Most a request waits on Redis in all (connects, retries, every command; a long "
         "poll's own wait aside) before answering 503 `STORE_UNAVAILABLE`.",
     ),
+    EnvVar(
+        "REDIS_MAX_CONNECTIONS",
+        "4",
+        "Redis connections each pool of a worker may hold (the game store's, the rate "
+        "limiter's); a request finding them all busy waits within `REDIS_TIMEOUT_SECONDS`. "
+        "Waiting clients need none: each worker also holds one subscriber connection per "
+        "Redis shard, shared by all of them.",
+    ),
     EnvVar("ALLOW_SEEDED_GAMES", "false", "Honour `seed` when creating a game (tests, replays)."),
     EnvVar(
         "GAME_TTL_SECONDS", "604800", "A game is deleted after this long without a change (7 days)."
     ),
     EnvVar("IDEMPOTENCY_TTL_SECONDS", "86400", "How long an `Idempotency-Key` is remembered."),
     EnvVar("LONG_POLL_MAX_SECONDS", "30", "Upper bound of `wait` on the events endpoint."),
+    EnvVar(
+        "SSE_HEARTBEAT_SECONDS",
+        "15",
+        "A quiet event stream sends a comment this often, so proxies keep it open.",
+    ),
+    EnvVar(
+        "STREAM_TICKET_SECONDS",
+        "30",
+        "How long a stream ticket (`POST /v1/games/{id}/stream-tickets`) may wait for its one use.",
+    ),
     EnvVar("LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING, ERROR or CRITICAL."),
     EnvVar("MAX_BODY_BYTES", "65536", "Largest request body accepted (413 beyond)."),
     EnvVar("RATE_LIMITS", "true", "Enable per-client rate limits."),
@@ -90,7 +108,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar(
         "GUNICORN_WORKER_CONNECTIONS",
-        "1000",
+        "5000",
         "Connections a worker serves at once (gevent: each one, waiting long polls and slow "
         "clients included, is a greenlet, not a thread).",
     ),
@@ -176,10 +194,13 @@ class Config:
     redis_url: str | None = field(default=None, repr=False)  # may hold a password
     redis_cluster: bool = False
     redis_timeout_seconds: float = 2.0
+    redis_max_connections: int = 4
     allow_seeded_games: bool = False
     game_ttl_seconds: int = 604800
     idempotency_ttl_seconds: int = 86400
     long_poll_max_seconds: int = 30
+    sse_heartbeat_seconds: float = 15.0
+    stream_ticket_seconds: int = 30
     log_level: str = "INFO"
     max_body_bytes: int = 65536
     rate_limits_enabled: bool = True
@@ -193,7 +214,7 @@ class Config:
     host: str = "127.0.0.1"
     port: int = 8000
     web_concurrency: int = 1
-    gunicorn_worker_connections: int = 1000
+    gunicorn_worker_connections: int = 5000
     body_timeout_seconds: int = 10
     gunicorn_timeout: int = 60
 
@@ -222,10 +243,13 @@ class Config:
             redis_url=redis_url,
             redis_cluster=redis_cluster,
             redis_timeout_seconds=env.seconds("REDIS_TIMEOUT_SECONDS", minimum=0.1, maximum=60),
+            redis_max_connections=env.integer("REDIS_MAX_CONNECTIONS", minimum=1, maximum=1000),
             allow_seeded_games=env.boolean("ALLOW_SEEDED_GAMES"),
             game_ttl_seconds=env.integer("GAME_TTL_SECONDS", minimum=60),
             idempotency_ttl_seconds=env.integer("IDEMPOTENCY_TTL_SECONDS", minimum=1),
             long_poll_max_seconds=env.integer("LONG_POLL_MAX_SECONDS", minimum=0, maximum=300),
+            sse_heartbeat_seconds=env.seconds("SSE_HEARTBEAT_SECONDS", minimum=0.05, maximum=300),
+            stream_ticket_seconds=env.integer("STREAM_TICKET_SECONDS", minimum=1, maximum=600),
             log_level=env.choice("LOG_LEVEL", _LOG_LEVELS),
             max_body_bytes=env.integer("MAX_BODY_BYTES", minimum=1024),
             rate_limits_enabled=env.boolean("RATE_LIMITS"),

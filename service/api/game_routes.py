@@ -8,15 +8,15 @@ too.  Errors are mapped to problem+json by :mod:`service.api.problems`.
 
 from __future__ import annotations
 
-import time
+import secrets
+from contextlib import ExitStack
 from typing import Any
 
-import orjson
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import handlers, metrics
-from service.api.auth import require_seat
+from service.api import handlers, metrics, streams
+from service.api.auth import bearer_token, require_seat, require_token, unauthorized
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.context import services, store
 from service.api.idempotency import Idempotency, idempotency, replay
@@ -171,6 +171,9 @@ class Players(MethodView):
         return change(game_id, join)
 
 
+TICKET_BYTES = 24
+"""Random bytes of a stream ticket (32 characters of URL-safe base64)."""
+
 MOVE_BODY = {
     "required": True,
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Move"}}},
@@ -203,31 +206,111 @@ class Moves(MethodView):
         return handlers.make_move(game_id)
 
 
+EVENTS_200 = {
+    "description": "The events: a page (JSON), or a stream (SSE, NDJSON)",
+    "content": {
+        streams.JSON: {"schema": {"$ref": "#/components/schemas/EventsOut"}},
+        streams.SSE: {
+            "schema": {"type": "string"},
+            "example": 'retry: 2000\n\nid: 8\nevent: drew\ndata: {"seq":8,"type":"drew",'
+            '"seat":1,"source":"stock"}\n\n: keep-alive\n\n',
+        },
+        streams.NDJSON: {
+            "schema": {"type": "string"},
+            "example": '\n{"seq":8,"type":"drew","seat":1,"source":"stock"}\n\n',
+        },
+    },
+}
+
+
 @blp.route("/<game_id:game_id>/events")
 class Events(MethodView):
     @blp.doc(operationId="listEvents", security=[{}, {"bearer": []}])
     @blp.arguments(inputs.EventsQuery, location="query")
+    @blp.arguments(inputs.EventsHeaders, location="headers")
     @blp.response(200, outputs.EventsOut)
-    @document_errors(blp, ERRORS_PLAYER)
-    def get(self, query: dict[str, Any], game_id: str) -> Response:
+    @blp.doc(responses={"200": EVENTS_200})
+    @document_errors(blp, {**ERRORS_PLAYER, 406: "Accept names none of the answer's media types"})
+    def get(self, query: dict[str, Any], headers: dict[str, Any], game_id: str) -> Response:
         """Events of a game
 
-        Events with `seq` > `after`, oldest first. With `wait` (seconds, at
-        most 30) the request waits until an event arrives. A seat's bearer
-        token adds the events private to that seat.
+        Events with `seq` > `after`, oldest first. As JSON (the default), one
+        page; with `wait` (seconds, at most 30) the request waits until an
+        event arrives. With `Accept: text/event-stream` (Server-Sent Events)
+        or `application/x-ndjson`, a stream of them as they happen, with
+        heartbeats, resumed with `Last-Event-ID`. A seat's bearer token, or a
+        stream ticket, adds the events private to that seat.
         """
-        seat = None
-        deadline = None
-        if request.headers.get("Authorization"):
-            _version, record = current(game_id)
-            seat = require_seat(record)
-            deadline = record.deadline
-        wait = min(query["wait"], services().config.long_poll_max_seconds)
-        if deadline is not None:
-            wait = max(0.0, min(wait, deadline - time.time() + 0.05))
-        found, last_seq = store().events(game_id, query["after"], seat, wait)
-        if not found and deadline is not None and time.time() >= deadline:
-            current(game_id)  # the turn timed out while we waited: play it now
-            found, last_seq = store().events(game_id, query["after"], seat, 0)
-        events = [{"seq": seq, **orjson.loads(raw)} for seq, raw in found]
-        return json_response({"events": events, "last_seq": last_seq})
+        media = streams.negotiate(request.accept_mimetypes)
+        seat = _proven_seat(game_id, query.get("ticket"))
+        config = services().config
+        if media == streams.JSON:
+            after = query["after"]
+            wait = min(query["wait"], config.long_poll_max_seconds)
+        else:
+            after = headers.get("last_event_id", query["after"])
+            wait = config.sse_heartbeat_seconds
+        if media == streams.JSON and wait <= 0:
+            found, cursor, _deadline = store().events(game_id, after, seat)
+            return _events_page(found, cursor)
+        settle = streams.settler(
+            request.environ, lambda: current(game_id), config.redis_timeout_seconds
+        )
+        resources = ExitStack()
+        try:
+            following = metrics.FOLLOWERS.labels(metrics.FOLLOWER_KINDS[media])
+            following.inc()
+            resources.callback(following.dec)
+            watch = resources.enter_context(store().watch(game_id))
+            batches = streams.updates(store(), watch, game_id, seat, after, wait, settle)
+            found, cursor = next(batches)  # what is there now (a missing game: 404)
+            if media != streams.JSON:
+                response = streams.stream_response(media, found, batches, resources)
+                resources = ExitStack()  # the stream's now: it closes them when it ends
+                return response
+            if not found:  # the next batch, none once `wait` is over, or the process stops
+                found, cursor = next(batches, ([], cursor))
+            return _events_page(found, cursor)
+        finally:
+            resources.close()
+
+
+def _events_page(found: list[tuple[int, bytes]], cursor: int) -> Response:
+    events = [streams.event_json(seq, raw)[0] for seq, raw in found]
+    return json_response({"events": events, "last_seq": cursor})
+
+
+def _proven_seat(game_id: str, ticket: str | None) -> int | None:
+    """The seat a stream ticket or the bearer token proves (401 if it proves none),
+    or None for a spectator."""
+    if ticket is not None:
+        seat = store().redeem_ticket(game_id, ticket)
+        if seat is None:
+            raise unauthorized("this stream ticket is unknown, used or expired")
+        return seat
+    if bearer_token() is None:
+        return None
+    _version, record = current(game_id)
+    return require_seat(record)
+
+
+@blp.route("/<game_id:game_id>/stream-tickets")
+class StreamTickets(MethodView):
+    @blp.doc(operationId="createStreamTicket", security=[{"bearer": []}])
+    @blp.response(201, outputs.StreamTicketOut)
+    @document_errors(blp, ERRORS_PLAYER)
+    def post(self, game_id: str) -> Response:
+        """Get a stream ticket
+
+        A single-use ticket proving your seat for `GET /v1/games/{id}/events?ticket=...`,
+        for clients that cannot send an `Authorization` header (a browser's
+        `EventSource`): your token stays out of URLs and logs. It is valid for
+        one stream opened within `expires_in` seconds.
+        """
+        require_token()
+        _version, record = current(game_id)
+        seat = require_seat(record)
+        ticket = secrets.token_urlsafe(TICKET_BYTES)
+        seconds = services().config.stream_ticket_seconds
+        store().issue_ticket(game_id, ticket, seat, seconds)
+        return json_response({"ticket": ticket, "expires_in": seconds}, 201)

@@ -16,6 +16,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
     multiprocess,
@@ -34,6 +35,17 @@ ERRORS = Counter("t13_http_errors_total", "Error answers by problem code", ["cod
 MOVES = Counter("t13_moves_total", "Moves accepted from clients", ["type"])
 GAMES_CREATED = Counter("t13_games_created_total", "Games created")
 GAMES_FINISHED = Counter("t13_games_finished_total", "Games finished by a client's move")
+FOLLOWERS = Gauge(
+    "t13_event_followers",
+    "Clients waiting for a game's events: long polls and open streams",
+    ["kind"],
+    multiprocess_mode="livesum",
+)
+FOLLOWER_KINDS = {
+    "application/json": "long_poll",
+    "text/event-stream": "sse",
+    "application/x-ndjson": "ndjson",
+}
 
 ROUTE_KEY = "t13.route"
 """Where a request's route template is kept in its WSGI environ (set by

@@ -147,6 +147,12 @@ class BudgetRetry(Retry):
                     time.sleep(pause)
 
 
+def pool_options(max_connections: int, timeout: float) -> dict[str, Any]:
+    """Keyword arguments for a ``redis.BlockingConnectionPool`` (or, on Redis Cluster,
+    each node's): at most ``max_connections``, a caller waiting up to ``timeout`` for one."""
+    return {"max_connections": max_connections, "timeout": timeout}
+
+
 def connection_class(url: str) -> type[redis.connection.AbstractConnection]:
     """The bounded connection class for ``url``'s scheme."""
     if url.startswith("unix://"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -51,7 +52,8 @@ def _embedded() -> Any:
 
 
 def connect(config: Config) -> RedisClient:
-    """A Redis client for ``config`` (raw bytes responses, short timeouts, a few retries).
+    """A Redis client for ``config`` (raw bytes responses, short timeouts, a few retries,
+    at most ``REDIS_MAX_CONNECTIONS`` connections per server).
 
     Raises :class:`StoreUnavailable` if a Redis Cluster cannot be reached to
     discover its nodes; a plain client connects lazily on its first command.
@@ -63,6 +65,7 @@ def connect(config: Config) -> RedisClient:
         "decode_responses": False,
         **bounded.options(url, config.redis_timeout_seconds, RETRIES),
     }
+    pool = bounded.pool_options(config.redis_max_connections, config.redis_timeout_seconds)
     log.info(
         "connecting to %s at %s",
         "Redis Cluster" if config.redis_cluster else "Redis",
@@ -74,8 +77,41 @@ def connect(config: Config) -> RedisClient:
         if url.startswith("rediss://"):
             url = "redis://" + url[len("rediss://") :]
         with translate_errors():
-            return RedisCluster.from_url(url, **options)
-    return redis.Redis.from_url(url, health_check_interval=HEALTH_CHECK_INTERVAL_SECONDS, **options)
+            return RedisCluster.from_url(
+                url, connection_pool_class=redis.BlockingConnectionPool, **options, **pool
+            )
+    return redis.Redis(
+        connection_pool=redis.BlockingConnectionPool.from_url(
+            url, health_check_interval=HEALTH_CHECK_INTERVAL_SECONDS, **options, **pool
+        )
+    )
+
+
+Subscribers = Callable[[str], tuple[str, Callable[[], Any]]]
+"""``channel -> (shard name, make the shard's subscriber)``, for
+:class:`~service.store.wakeups.Wakeups`."""
+
+
+def subscribers(client: RedisClient) -> Subscribers:
+    """Where ``client``'s sharded pub/sub channels are read: one shard for a plain
+    Redis or the embedded store, the primary serving the channel's slot on Redis
+    Cluster.  A subscriber has a connection of its own, made like ``client``'s."""
+    if isinstance(client, RedisCluster):
+
+        def on_cluster(channel: str) -> tuple[str, Callable[[], Any]]:
+            with translate_errors():
+                node = client.nodes_manager.get_node_from_slot(client.keyslot(channel))
+            return node.name, lambda: _own_connection(node.redis_connection)
+
+        return on_cluster
+    return lambda channel: ("redis", lambda: _own_connection(client))
+
+
+def _own_connection(client: Any) -> Any:
+    """A pub/sub of ``client``'s server, on a connection outside ``client``'s pool."""
+    pool = client.connection_pool
+    own = redis.ConnectionPool(connection_class=pool.connection_class, **pool.connection_kwargs)
+    return type(client)(connection_pool=own).pubsub()
 
 
 _UNAVAILABLE = (

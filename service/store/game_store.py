@@ -35,20 +35,23 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from service.config import Config
 from service.store import budget, keys
-from service.store.client import RedisClient, connect, translate_errors
+from service.store.client import RedisClient, connect, subscribers, translate_errors
 from service.store.errors import (
     GameExists,
     GameNotFound,
     IdempotentReplay,
     VersionConflict,
 )
-from service.store.events import MAX_EVENTS_PER_READ, read_events
+from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
 from service.store.link import Link, ScriptCall, link_for
 from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT
+from service.store.shutdown import stop_on_shutdown
+from service.store.wakeups import Wakeups, Watch
 
 PING_TIMEOUT_SECONDS = 0.5
 """What :meth:`GameStore.ping` waits at most: under a readiness probe's usual 1 s."""
@@ -147,6 +150,7 @@ class GameStore:
         self._lock = threading.Lock()
         self._client: RedisClient | None = None
         self._link: Link | None = None
+        self._wakeups: Wakeups
         self._create: ScriptCall
         self._commit: ScriptCall
         if client is not None:
@@ -162,6 +166,8 @@ class GameStore:
         self._create = client.register_script(CREATE_SCRIPT)
         commit = client.register_script(COMMIT_SCRIPT)
         self._commit = commit if self._link is None else self._link.script(commit)
+        self._wakeups = Wakeups(subscribers(client))
+        stop_on_shutdown(self._wakeups)
         self._client = client
 
     def _fetch(self, *commands: tuple[Any, ...]) -> list[Any]:
@@ -370,15 +376,38 @@ class GameStore:
         game_id: str,
         after_seq: int = 0,
         seat: int | None = None,
-        wait_seconds: float = 0.0,
         *,
         limit: int = MAX_EVENTS_PER_READ,
-    ) -> tuple[list[tuple[int, bytes]], int]:
+    ) -> Page:
         """Events with seq > ``after_seq`` visible to ``seat`` (None: public only),
-        oldest first, and the cursor for the next call; with ``wait_seconds``, a
-        long poll.  See :func:`service.store.events.read_events`.  Raises
-        :class:`GameNotFound`."""
-        return read_events(self.client, game_id, after_seq, seat, wait_seconds, limit)
+        oldest first, the cursor for the next read and the turn deadline, in one
+        round trip (see :func:`service.store.events.read_events`).  To wait for
+        the next ones, :meth:`watch` the game first.  Raises :class:`GameNotFound`."""
+        with translate_errors():
+            return read_events(self._fetch, game_id, after_seq, seat, limit)
+
+    def watch(self, game_id: str) -> AbstractContextManager[Watch]:
+        """Be woken by each commit of ``game_id`` inside the block (begin it before
+        reading the events, see :mod:`service.store.wakeups`)."""
+        self._ensure_connected()
+        return self._wakeups.watch(game_id)
+
+    def issue_ticket(self, game_id: str, ticket: str, seat: int, ttl_seconds: int) -> None:
+        """Remember that ``ticket`` proves ``seat`` of ``game_id`` for ``ttl_seconds``, for
+        one :meth:`redeem_ticket` (Redis keeps a hash of it, never the ticket)."""
+        with translate_errors():
+            self.client.set(keys.ticket_key(game_id, ticket), seat, ex=ttl_seconds)
+
+    def redeem_ticket(self, game_id: str, ticket: str) -> int | None:
+        """The seat ``ticket`` proves in ``game_id``, forgetting the ticket; None if it
+        is unknown, used already or expired."""
+        with translate_errors():
+            seat = self.client.getdel(keys.ticket_key(game_id, ticket))
+        return None if seat is None else int(seat)
+
+    def waiting(self) -> int:
+        """How many waiters of this process are watching a game now."""
+        return 0 if self._client is None else self._wakeups.waiting()
 
     def all_events(self, game_id: str, seat: int | None = None) -> list[tuple[int, bytes]]:
         """Every event visible to ``seat`` (None: public only), oldest first, read
@@ -386,7 +415,7 @@ class GameStore:
         out: list[tuple[int, bytes]] = []
         after = 0
         while True:
-            found, last = self.events(game_id, after, seat, 0)
+            found, last, _deadline = self.events(game_id, after, seat)
             out += found
             if last <= after:
                 return out

@@ -7,6 +7,8 @@ live in one slot and a single Lua script may touch all of them.
 't13:{g1}:state'
 >>> key("g1", IDEM)
 't13:{g1}:idem'
+>>> wake_channel("g1"), game_of_channel("t13:{g1}:wake")
+('t13:{g1}:wake', 'g1')
 >>> key("g{1}", STATE)
 Traceback (most recent call last):
 ...
@@ -14,6 +16,8 @@ ValueError: game id must be non-empty and free of '{', '}' and ':', got 'g{1}'
 """
 
 from __future__ import annotations
+
+import hashlib
 
 PREFIX = "t13"
 
@@ -33,6 +37,33 @@ fingerprint, ``<hash>:r`` the response (see :func:`idem_fields`)."""
 IDEM_ORDER = "idem-order"
 """List: the key hashes of :data:`IDEM`, oldest first (the oldest is dropped past the
 game's limit)."""
+
+
+WAKE = "wake"
+"""Sharded pub/sub channel: every write publishes the game's last event seq on it
+(see :mod:`service.store.wakeups`).  In the game's slot, like its keys."""
+
+TICKET = "ticket"
+"""String ``t13:{id}:ticket:<hash>``: the seat a stream ticket proves, until its one use."""
+
+
+def ticket_key(game_id: str, ticket: str) -> str:
+    """The key of a stream ticket: its SHA-256, not the ticket itself.
+
+    >>> ticket_key("g1", "abc")[:24]
+    't13:{g1}:ticket:ba7816bf'
+    """
+    return key(game_id, f"{TICKET}:{hashlib.sha256(ticket.encode()).hexdigest()}")
+
+
+def wake_channel(game_id: str) -> str:
+    """The channel a write to ``game_id`` publishes its last event seq on."""
+    return key(game_id, WAKE)
+
+
+def game_of_channel(channel: str) -> str:
+    """The game id of a :func:`wake_channel`."""
+    return channel[len(PREFIX) + 2 : channel.rindex("}")]
 
 
 def idem_fields(key_hash: str) -> tuple[str, str]:

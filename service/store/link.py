@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,6 +43,7 @@ from redis.commands.core import Script
 from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
 
 from service.store.bounded import Bounded
+from service.store.budget import wait_for
 
 READ_SIZE = 65536
 """Bytes asked of the socket per read (a game document is a few KB)."""
@@ -55,25 +57,36 @@ class Link:
     """Round trips over connections of this link's own, made like ``client``'s.
 
     A call takes an idle connection (or makes one with the client pool's
-    class and settings) and puts it back when done: as many connections as
-    calls run at once, whether the server keeps its threads (gunicorn's
-    gthread) or starts one per request.  A forked child drops its parent's
-    idle connections and makes its own.
+    class and settings) and puts it back when done.  It holds at most as
+    many as the client's pool may (``max_connections``): a call finding them
+    all busy waits for one as long as the pool would (``timeout``), within the
+    request's budget, then fails as if Redis were unreachable.  A forked child
+    drops its parent's idle connections and makes its own.
     """
 
     def __init__(self, client: redis.Redis) -> None:
         self._pool = client.connection_pool
+        self._most = getattr(self._pool, "max_connections", 2**31)
+        self._wait: float | None = getattr(self._pool, "timeout", None)
+        self._free = threading.BoundedSemaphore(self._most)
         self._idle: list[_Wire] = []
         self._pid = os.getpid()
 
     def _take(self) -> _Wire:
         if self._pid != os.getpid():  # forked: those sockets are the parent's
             self._idle, self._pid = [], os.getpid()
+            self._free = threading.BoundedSemaphore(self._most)
+        if not self._free.acquire(timeout=wait_for(self._wait)):
+            raise redis.ConnectionError(f"all {self._most} connections to Redis are busy")
         try:
             return self._idle.pop()  # atomic: the GIL makes list.pop/append thread-safe
         except IndexError:
             pool = self._pool
             return _Wire(pool.connection_class(**pool.connection_kwargs))
+
+    def _give_back(self, wire: _Wire) -> None:
+        self._idle.append(wire)
+        self._free.release()
 
     def execute(self, *commands: Command) -> list[Any]:
         """Send ``commands`` in one round trip; their replies, in order.
@@ -82,7 +95,7 @@ class Link:
         connection stays in step); a connection error or timeout is retried
         on a new connection as redis-py retries any command.
         """
-        wire = self._take()
+        wire = self._take()  # outside the retry: a busy link is not retried
         try:
             payload = b"".join([hiredis.pack_command(command) for command in commands])
             return wire.conn.retry.call_with_retry(  # type: ignore[no-any-return]
@@ -90,7 +103,7 @@ class Link:
                 lambda _error: wire.conn.disconnect(),
             )
         finally:
-            self._idle.append(wire)
+            self._give_back(wire)
 
     def script(self, script: Script) -> ScriptCall:
         """``script`` run by ``EVALSHA`` over this link (loaded through the client

@@ -6,13 +6,19 @@ them (``EVALSHA``); every key a script touches is passed in ``KEYS`` and shares
 its game's hash tag, so they run on Redis Cluster too.
 """
 
-# Appends events to the stream.  Expects locals `seq` (last seq), `n` (number of
-# events) and `first` (ARGV index of the first event's seat); leaves `seq` updated.
+# Appends events to the stream and, if there were any, publishes the last seq on the
+# game's wake-up channel (keys.WAKE: the state key KEYS[1] with `state` replaced by
+# `wake`, in the same slot; see service.store.wakeups).  Expects locals `seq` (last
+# seq), `n` (number of events) and `first` (ARGV index of the first event's seat);
+# leaves `seq` updated.
 _APPEND_EVENTS = """
 for i = 0, n - 1 do
   seq = seq + 1
   redis.call('XADD', KEYS[2], string.format('%d-0', seq),
              'seat', ARGV[first + 2 * i], 'e', ARGV[first + 2 * i + 1])
+end
+if n > 0 then
+  redis.call('SPUBLISH', string.sub(KEYS[1], 1, -6) .. 'wake', seq)
 end
 """
 

@@ -1,24 +1,48 @@
 """A process-wide "we are shutting down" signal for the store.
 
 Gunicorn's SIGTERM handler (see ``deploy/gunicorn.conf.py``) calls
-:func:`request_shutdown`; :meth:`GameStore.events` checks :data:`SHUTTING_DOWN`
-between its short blocking reads, so a long poll answers with what it has (no
-events, the same cursor) within about a second instead of holding the worker's
-graceful stop for up to ``LONG_POLL_MAX_SECONDS``.  Clients simply poll again,
-reaching another instance.
+:func:`request_shutdown`: every waiter of the process is woken at once (each
+:class:`~service.store.wakeups.Wakeups` registered here is stopped), long polls
+answer with what they have (no events, the same cursor) and event streams end
+with a last comment, so the worker's graceful stop is not held for up to
+``LONG_POLL_MAX_SECONDS``.  Clients poll again or reconnect, reaching another
+instance.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
+from typing import Protocol
+
+
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
+
 
 SHUTTING_DOWN = threading.Event()
 """Set once this process has been asked to stop; never cleared in production."""
 
+_STOP_ON_SHUTDOWN: weakref.WeakSet[Stoppable] = weakref.WeakSet()
+
+
+def stop_on_shutdown(hub: Stoppable) -> None:
+    """Have :func:`request_shutdown` stop ``hub`` (held weakly)."""
+    _STOP_ON_SHUTDOWN.add(hub)
+    if SHUTTING_DOWN.is_set():
+        hub.stop()
+
 
 def request_shutdown() -> None:
-    """Make every long poll of this process return early from now on (safe in a signal handler)."""
+    """Make every waiter of this process return from now on.
+
+    It takes the waiters' locks: a signal handler, which may have interrupted
+    their holder, runs it on a new greenlet or thread instead (see
+    ``deploy/gunicorn.conf.py``).
+    """
     SHUTTING_DOWN.set()
+    for hub in list(_STOP_ON_SHUTDOWN):
+        hub.stop()
 
 
 def shutting_down() -> bool:

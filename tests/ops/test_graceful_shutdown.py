@@ -60,27 +60,27 @@ def test_long_poll_returns_early_on_sigterm(gunicorn: Any, redis_client: Any, re
     assert time.monotonic() - stopped_at < 10
 
 
-def test_shutdown_flag_ends_store_long_poll(store: Any):
-    """The store side alone: a waiting events() call returns within a chunk of the signal."""
+def test_shutdown_wakes_every_watch_of_the_process(store: Any):
+    """The store side alone: a waiting watch is woken at once, and a new one at its start."""
     store.create("g1", b"{}", [b'{"type": "created"}'])
     result: dict[str, Any] = {}
 
     def wait() -> None:
-        started = time.monotonic()
-        result["value"] = store.events("g1", 1, None, 20)
-        result["seconds"] = time.monotonic() - started
+        with store.watch("g1") as watch:
+            watch.wait(5)  # the subscription's confirmation
+            started = time.monotonic()
+            result["woken"] = watch.wait(20)
+            result["seconds"] = time.monotonic() - started
 
     thread = threading.Thread(target=wait, daemon=True)
     try:
         thread.start()
-        time.sleep(0.3)
+        time.sleep(0.5)
         shutdown.request_shutdown()
         thread.join(5)
-        assert result["value"] == ([], 1)
-        assert result["seconds"] < 2.5
-        # once stopping, a poll does not wait at all
-        started = time.monotonic()
-        assert store.events("g1", 1, None, 20) == ([], 1)
-        assert time.monotonic() - started < 0.5
+        assert result["woken"] is True
+        assert result["seconds"] < 1
+        with store.watch("g1") as late:
+            assert late.wait(0)  # already woken: the process is stopping
     finally:
         shutdown.reset()

@@ -30,7 +30,7 @@ def test_defaults() -> None:
     assert (cfg.host, cfg.port, cfg.gunicorn_worker_connections, cfg.gunicorn_timeout) == (
         "127.0.0.1",
         8000,
-        1000,
+        5000,
         60,
     )
     assert cfg.body_timeout_seconds == 10
@@ -140,8 +140,9 @@ def test_gunicorn_conf_with_redis(monkeypatch: pytest.MonkeyPatch) -> None:
         400,
         90,
     )
-    # the app is imported by each worker, after gevent has patched the standard library
-    assert settings["preload_app"] is False and settings["max_requests"] > 0
+    # the app is imported by each worker, after gevent has patched the standard library;
+    # workers are not recycled (that would end their event streams)
+    assert settings["preload_app"] is False and settings["max_requests"] == 0
     assert settings["bind"] == "0.0.0.0:8000"
     assert settings["graceful_timeout"] > 30
     fmt = str(settings["access_log_format"])
@@ -177,3 +178,11 @@ def test_access_log_line_is_json_and_reads_only_its_atoms(
     assert line["path"] == '/v1/games/"quoted"\\path\n'
     assert line["user_agent"] == "agent\twith\ttabs"
     assert (line["status"], line["bytes"], line["request_id"]) == ("200", "-", "abc")
+
+
+def test_access_log_hides_stream_tickets(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = _gunicorn_settings(monkeypatch, REDIS_URL="redis://127.0.0.1:1/0")
+    atoms = settings["_JsonAtoms"]({"q": "after=3&ticket=SECRETsecret123456&x=1"})  # type: ignore[operator]
+    assert atoms["q"] == "after=3&ticket=<redacted>&x=1"
+    assert settings["_JsonAtoms"]({"q": "ticket=abc"})["q"] == "ticket=<redacted>"  # type: ignore[operator]
+    assert settings["_JsonAtoms"]({"q": "noticket=abc"})["q"] == "noticket=abc"  # type: ignore[operator]

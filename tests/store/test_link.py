@@ -16,6 +16,7 @@ from harness.redis_server import RedisServer
 from service.config import Config
 from service.store import GameStore, connect, key
 from service.store import link as link_module
+from service.store.budget import close_budget, open_budget
 from service.store.link import Link, link_for
 
 
@@ -64,8 +65,35 @@ def test_sequential_calls_reuse_a_connection_and_concurrent_ones_do_not(link: Li
     try:
         nested()
     finally:
-        link._idle.append(outer)
+        link._give_back(outer)
     assert inside and inside[0] != mine
+
+
+def test_a_link_holds_at_most_its_pools_connections(redis_url: str) -> None:
+    """A call finding every connection busy waits for one, within its budget, then fails."""
+    client = connect(Config.from_env({"REDIS_URL": redis_url, "REDIS_MAX_CONNECTIONS": "2"}))
+    found = link_for(client)
+    assert found is not None
+    ids: list[int] = []
+    blocked = ("BLPOP", "t13:test:empty", "0.5")  # holds its connection for 0.5 s
+    sleepers = [threading.Thread(target=lambda: found.execute(blocked)) for _ in "ab"]
+    for sleeper in sleepers:
+        sleeper.start()
+    time.sleep(0.1)
+    token = open_budget(0.2)
+    try:
+        started = time.monotonic()
+        with pytest.raises(redis.ConnectionError, match="all 2 connections to Redis are busy"):
+            found.execute(("PING",))
+        assert 0.15 < time.monotonic() - started < 0.4
+    finally:
+        close_budget(token)
+    ids.append(connection_id(found))  # unbudgeted: it waits for one to come back
+    for sleeper in sleepers:
+        sleeper.join()
+    ids += [connection_id(found) for _ in range(3)]
+    assert len(set(ids)) <= 2
+    client.close()
 
 
 def test_a_thread_per_request_server_does_not_pile_up_connections(

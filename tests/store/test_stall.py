@@ -62,7 +62,7 @@ def _calls(store: GameStore, gid: str) -> list[Callable[[], Any]]:
         lambda: store.load_with_idempotency(gid, "k"),
         lambda: store.commit(gid, 1, b"d2", [b"e2"]),
         lambda: store.create(uuid.uuid4().hex, b"d", [b"e"]),
-        lambda: store.events(gid, 1, wait_seconds=3),
+        lambda: store.events(gid, 1),
         lambda: store.create(uuid.uuid4().hex, b"d", idempotency=("k", b"f", b"r")),
     ]
 

@@ -1,64 +1,81 @@
-"""GameStore's event stream: each seat sees the public events and its own, in pages,
-and the long poll wakes for an event it may see, or times out empty."""
+"""GameStore's event stream: each seat sees the public events and its own, in pages;
+a watch is woken by each commit of its game with events, and by nothing else."""
 
 from __future__ import annotations
 
-import time
-
 from service.store import GameStore
-from tests.store.games import commit_later, new_id
+from tests.store.games import commit_later, confirmed, new_id, woken_for
 
 
 def test_events_are_filtered_per_seat(store: GameStore) -> None:
     gid = new_id()
     store.create(gid, b"d", [b"dealt", (b"hand0", 0), (b"hand1", 1)])
     store.commit(gid, 1, b"d", [(b"drew0", 0), b"discard"])
-    assert store.events(gid, 0) == ([(1, b"dealt"), (5, b"discard")], 5)
-    assert store.events(gid, 0, seat=0) == ([(1, b"dealt"), (2, b"hand0"), (4, b"drew0"),
+    assert store.events(gid, 0)[:2] == ([(1, b"dealt"), (5, b"discard")], 5)
+    assert store.events(gid, 0, seat=0)[:2] == ([(1, b"dealt"), (2, b"hand0"), (4, b"drew0"),
                                              (5, b"discard")], 5)  # fmt: skip
-    assert store.events(gid, 0, seat=1) == ([(1, b"dealt"), (3, b"hand1"), (5, b"discard")], 5)
+    assert store.events(gid, 0, seat=1)[:2] == ([(1, b"dealt"), (3, b"hand1"), (5, b"discard")], 5)
     # The cursor moves past other seats' private events.
-    assert store.events(gid, 2, seat=1) == ([(3, b"hand1"), (5, b"discard")], 5)
-    assert store.events(gid, 3, seat=1) == ([(5, b"discard")], 5)
-    assert store.events(gid, 5, seat=1) == ([], 5)
+    assert store.events(gid, 2, seat=1)[:2] == ([(3, b"hand1"), (5, b"discard")], 5)
+    assert store.events(gid, 3, seat=1)[:2] == ([(5, b"discard")], 5)
+    assert store.events(gid, 5, seat=1)[:2] == ([], 5)
     # A cursor beyond the end is clamped to the last seq.
-    assert store.events(gid, 99) == ([], 5)
+    assert store.events(gid, 99)[:2] == ([], 5)
     # Pages of `limit` events.
-    assert store.events(gid, 0, seat=0, limit=2) == ([(1, b"dealt"), (2, b"hand0")], 2)
-    assert store.events(gid, 0, seat=1, limit=2) == ([(1, b"dealt")], 2)
+    assert store.events(gid, 0, seat=0, limit=2)[:2] == ([(1, b"dealt"), (2, b"hand0")], 2)
+    assert store.events(gid, 0, seat=1, limit=2)[:2] == ([(1, b"dealt")], 2)
 
 
-def test_long_poll_returns_early_when_an_event_arrives(store: GameStore) -> None:
+def test_a_watch_is_woken_by_its_games_commits_only(store: GameStore) -> None:
+    gid, other = new_id(), new_id()
+    store.create(gid, b"d", [b"first"])
+    store.create(other, b"d", [b"first"])
+    with store.watch(gid) as watch:
+        confirmed(watch)
+        commit_later(store, other, 1, [b"elsewhere"], 0).join()
+        assert not watch.wait(0.5)
+        commit_later(store, gid, 1, [b"second", (b"secret", 1)], 0.2)
+        assert 0.1 < woken_for(watch, 3) < 3
+        assert store.events(gid, 1, seat=0)[:2] == ([(2, b"second")], 3)
+        assert store.waiting() == 1
+    assert store.waiting() == 0
+
+
+def test_a_write_without_events_wakes_nobody(store: GameStore) -> None:
     gid = new_id()
     store.create(gid, b"d", [b"first"])
-    thread = commit_later(store, gid, 1, [b"second"], 0.3)
-    started = time.monotonic()
-    assert store.events(gid, 1, wait_seconds=10) == ([(2, b"second")], 2)
-    assert 0.2 < time.monotonic() - started < 3
-    thread.join()
+    with store.watch(gid) as watch:
+        confirmed(watch)
+        store.commit(gid, 1, b"d2")
+        assert not watch.wait(0.5)
+        store.commit(gid, 2, b"d3", [b"e"])
+        woken_for(watch, 2)
 
 
-def test_long_poll_ignores_other_seats_private_events(store: GameStore) -> None:
+def test_many_watches_of_one_game_are_all_woken(store: GameStore) -> None:
     gid = new_id()
-    store.create(gid, b"d")
-    threads = [
-        commit_later(store, gid, 1, [(b"secret", 1)], 0.2),
-        commit_later(store, gid, 2, [b"public"], 0.6),
-    ]
-    started = time.monotonic()
-    assert store.events(gid, 0, seat=0, wait_seconds=10) == ([(2, b"public")], 2)
-    assert 0.5 < time.monotonic() - started < 3
-    for thread in threads:
+    store.create(gid, b"d", [b"first"])
+    with store.watch(gid) as first, store.watch(gid) as second:
+        confirmed(first)
+        store.commit(gid, 1, b"d2", [b"e"])
+        woken_for(first, 2)
+        woken_for(second, 2)
+    with store.watch(gid) as again:  # subscribed anew after the last one left
+        confirmed(again)
+        store.commit(gid, 2, b"d3", [b"e"])
+        woken_for(again, 3)
+
+
+def test_a_reader_beginning_its_watch_misses_nothing(store: GameStore) -> None:
+    """Watch first, read after: a commit racing the subscription is still read."""
+    gid = new_id()
+    store.create(gid, b"d", [b"first"])
+    for version in range(1, 30):
+        thread = commit_later(store, gid, version, [b"e"], 0)
+        with store.watch(gid) as watch:
+            found, cursor, _deadline = store.events(gid, version)
+            if not found:
+                woken_for(watch, version + 1)
+                found, cursor, _deadline = store.events(gid, version)
+            assert found == [(version + 1, b"e")]
         thread.join()
-
-
-def test_long_poll_times_out_empty(store: GameStore) -> None:
-    gid = new_id()
-    store.create(gid, b"d", [b"e"])
-    started = time.monotonic()
-    assert store.events(gid, 1, wait_seconds=1.6) == ([], 1)
-    assert 1.5 < time.monotonic() - started < 3.5
-    # Past the chunk length (1 s) and with nothing to wait for, no wait at all.
-    started = time.monotonic()
-    assert store.events(gid, 0, wait_seconds=5) == ([(1, b"e")], 1)
-    assert time.monotonic() - started < 0.5

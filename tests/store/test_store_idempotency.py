@@ -21,7 +21,7 @@ def test_a_keyed_create_saves_its_record_and_a_retry_finds_it(store: GameStore) 
     with pytest.raises(GameExists):
         store.create(gid, b"b", idempotency=("other", b"fp", b"answer"))
     assert store.load_game(gid) == (1, b"a", None)
-    assert store.events(gid, 0) == ([(1, b"e")], 1)
+    assert store.events(gid, 0)[:2] == ([(1, b"e")], 1)
     ttl = store.client.ttl(key(gid, "idem"))
     assert 0 < ttl <= min(store.idempotency_ttl_seconds, store.game_ttl_seconds)
 
@@ -40,7 +40,7 @@ def test_idempotency_is_stored_with_the_commit(store: GameStore) -> None:
             store.commit(gid, version, b"again", [b"moved again"], idempotency=("h", b"x", b"y"))
         assert (info.value.fingerprint, info.value.response) == (b"fp", b"answer")
     assert store.load_game(gid) == (2, b"v2", None)
-    assert store.events(gid, 0) == ([(1, b"moved")], 1)
+    assert store.events(gid, 0)[:2] == ([(1, b"moved")], 1)
     # Keys are per game.
     assert store.load_with_idempotency(new_id(), "h")[1] is None
 
@@ -54,7 +54,7 @@ def test_a_write_resent_after_a_lost_reply_is_recognised(store: GameStore) -> No
     assert store.commit(gid, 2, b"v3", [b"moved again"]) == 3
     # Each write happened once, and answered as done (not as a conflict or a replay).
     assert store.load_game(gid) == (3, b"v3", None)
-    assert store.events(gid, 0) == ([(1, b"created"), (2, b"moved"), (3, b"moved again")], 3)
+    assert store.events(gid, 0)[:2] == ([(1, b"created"), (2, b"moved"), (3, b"moved again")], 3)
     # Another write of the same version is still a conflict, another creation a clash.
     with pytest.raises(VersionConflict):
         store.commit(gid, 2, b"other")

@@ -4,6 +4,9 @@ default, and a real Redis Cluster."""
 
 from __future__ import annotations
 
+import time
+from contextlib import ExitStack
+
 import pytest
 from redis.cluster import RedisCluster, key_slot
 
@@ -20,7 +23,7 @@ from service.store import (
     key,
 )
 from service.store import client as client_module
-from tests.store.games import commit_later, new_id
+from tests.store.games import commit_later, confirmed, new_id, woken_for
 
 needs_redis_server = pytest.mark.skipif(
     redis_server_binary() is None, reason="needs redis-server on PATH"
@@ -47,7 +50,7 @@ def test_store_unavailable_on_a_closed_port() -> None:
         lambda: store.commit("g", 1, b"d", idempotency=("k", b"f", b"r")),
         lambda: store.load_with_idempotency("g", "k")[1],
         lambda: store.load_with_idempotency("g", "k"),
-        lambda: store.events("g", 0, wait_seconds=1),
+        lambda: store.events("g", 0),
     ]
     for call in calls:
         with pytest.raises(StoreUnavailable):
@@ -67,7 +70,7 @@ def test_store_unavailable_after_a_crash_and_back_after_restart() -> None:
         # The AOF kept the game; the client reconnects by itself.
         assert store.load_game("g") == (1, b"d", None)
         assert store.commit("g", 1, b"d2", [b"e2"]) == 2
-        assert store.events("g", 0) == ([(1, b"e"), (2, b"e2")], 2)
+        assert store.events("g", 0)[:2] == ([(1, b"e"), (2, b"e2")], 2)
 
 
 def test_embedded_default_runs_the_scripts(
@@ -84,10 +87,12 @@ def test_embedded_default_runs_the_scripts(
     assert other.load_game(gid) == (1, b"d", None)
     with pytest.raises(VersionConflict):
         other.commit(gid, 5, b"x")
-    thread = commit_later(other, gid, 1, [b"later"], 0.3)
-    assert store.events(gid, 2, wait_seconds=5) == ([(3, b"later")], 3)
+    with store.watch(gid) as watch:
+        thread = commit_later(other, gid, 1, [b"later"], 0.3)
+        woken_for(watch, 3)
+        assert store.events(gid, 2)[:2] == ([(3, b"later")], 3)
     thread.join()
-    assert store.events(gid, 0, seat=0) == ([(1, b"e"), (2, b"private"), (3, b"later")], 3)
+    assert store.events(gid, 0, seat=0)[:2] == ([(1, b"e"), (2, b"private"), (3, b"later")], 3)
     store.commit(gid, 2, b"d3", idempotency=("k", b"f", b"r"))
     with pytest.raises(IdempotentReplay):
         store.commit(gid, 3, b"d4", idempotency=("k", b"f", b"r"))
@@ -109,10 +114,34 @@ def test_store_on_a_redis_cluster() -> None:
             store.create(gid, b"d", [b"e"])
             assert store.commit(gid, 1, b"d2", [(b"p", 1)], idempotency=("k", b"f", b"r")) == 2
             assert store.load_game(gid) == (2, b"d2", None)
-            assert store.events(gid, 0, seat=1) == ([(1, b"e"), (2, b"p")], 2)
+            assert store.events(gid, 0, seat=1)[:2] == ([(1, b"e"), (2, b"p")], 2)
             assert store.load_with_idempotency(gid, "k")[1] == (b"f", b"r")
             assert store.load_with_idempotency(gid, "k") == ((2, b"d2", None), (b"f", b"r"))
-        thread = commit_later(store, ids[0], 2, [b"later"], 0.3)
-        assert store.events(ids[0], 2, wait_seconds=5) == ([(3, b"later")], 3)
-        thread.join()
+        with ExitStack() as watching:  # games on every node, each woken by its own commit
+            watches = [watching.enter_context(store.watch(gid)) for gid in ids]
+            threads = [commit_later(store, gid, 2, [b"later"], 0.3) for gid in ids]
+            for watch in watches:
+                woken_for(watch, 3)
+            assert store.events(ids[0], 2)[:2] == ([(3, b"later")], 3)
+        for thread in threads:
+            thread.join()
         client.close()
+
+
+@needs_redis_server
+def test_a_watch_is_told_to_read_after_its_subscriber_reconnects() -> None:
+    """Redis restarts under a watch: a commit made before the subscription is back is
+    still read (the new subscription's confirmation wakes the watch to read)."""
+    with RedisServer(extra_args=("--appendonly", "yes", "--appendfsync", "always")) as server:
+        server.start()
+        store = GameStore.from_config(Config.from_env({"REDIS_URL": server.url}))
+        store.create("g", b"d", [b"e"])
+        with store.watch("g") as watch:
+            confirmed(watch)
+            server.stop()
+            server.start()
+            assert store.commit("g", 1, b"d2", [b"e2"]) == 2
+            deadline = time.monotonic() + 10
+            while not watch.news(1):
+                assert watch.wait(deadline - time.monotonic()), "never told to read again"
+        assert store.events("g", 1)[:2] == ([(2, b"e2")], 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
 from service import bots
 from service.api.schemas.fields import (
@@ -120,6 +120,35 @@ class EvaluateIn(Schema):
             )
 
 
+class EventsHeaders(Schema):
+    class Meta:
+        unknown = EXCLUDE  # every other header
+
+    last_event_id = QueryInteger(
+        data_key="Last-Event-ID",
+        validate=validate.Range(0, 2**53),
+        metadata={
+            "description": "Streams: resume after this event's seq (what EventSource sends "
+            "when it reconnects)"
+        },
+    )
+
+
 class EventsQuery(Schema):
-    after = QueryInteger(load_default=0, validate=validate.Range(0, 2**53))
-    wait = QueryNumber(load_default=0.0, validate=validate.Range(0, 30))
+    after = QueryInteger(
+        load_default=0,
+        validate=validate.Range(0, 2**53),
+        metadata={"description": "Only events with a greater seq (`Last-Event-ID` wins)"},
+    )
+    wait = QueryNumber(
+        load_default=0.0,
+        validate=validate.Range(0, 30),
+        metadata={"description": "Long poll (JSON only): seconds to wait for an event"},
+    )
+    ticket = fields.String(
+        validate=FullMatch(r"^[A-Za-z0-9_-]{16,128}$", error="not a stream ticket"),
+        metadata={
+            "description": "A stream ticket (POST /v1/games/{id}/stream-tickets): proves "
+            "its seat once, for clients that cannot send Authorization (EventSource)"
+        },
+    )

@@ -34,6 +34,16 @@ class JoinOut(Schema):
     status = fields.String()
 
 
+class StreamTicketOut(Schema):
+    ticket = fields.String(
+        required=True,
+        metadata={"description": "Pass as `ticket` to GET /v1/games/{id}/events, once"},
+    )
+    expires_in = fields.Integer(
+        required=True, metadata={"description": "Seconds the ticket waits for its one use"}
+    )
+
+
 class RematchOut(JoinOut):
     id = fields.String()
 
