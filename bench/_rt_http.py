@@ -11,10 +11,15 @@ that ten thousand idle connections cost the generator little.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 
 READ_LIMIT = 1 << 20  # a long poll may answer with a whole game's history
+IDLE_REOPEN = 4.0
+"""A connection idle this long is opened anew before a request: gunicorn closes an
+idle keep-alive connection after 5 s, and a request written into one that is
+closing would be lost (a POST could not be retried safely)."""
 
 
 class ConnectionLost(Exception):
@@ -51,6 +56,7 @@ class Connection:
     reader: asyncio.StreamReader | None = None
     writer: asyncio.StreamWriter | None = None
     opened: int = 0
+    last_used: float = 0.0
     _head_host: bytes = field(default=b"", repr=False)
 
     async def open(self) -> None:
@@ -74,8 +80,13 @@ class Connection:
         body: bytes | None = None,
     ) -> Head:
         """Send one request and read the answer's status line and headers."""
-        if self.writer is None:
+        now = time.monotonic()
+        stale = self.reader is not None and (
+            self.reader.at_eof() or now - self.last_used > IDLE_REOPEN
+        )
+        if self.writer is None or stale:
             await self.open()
+        self.last_used = now
         assert self.writer is not None and self.reader is not None
         lines = [f"{method} {target} HTTP/1.1".encode(), b"Host: " + self._head_host]
         for name, value in (headers or {}).items():
@@ -115,6 +126,7 @@ class Connection:
                 raise ConnectionLost(str(exc) or type(exc).__name__) from None
         if not head.keep_alive:
             self.close()
+        self.last_used = time.monotonic()
         return data
 
     async def request(

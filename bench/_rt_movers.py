@@ -121,13 +121,20 @@ class Movers:
 
     async def _resync(self, game: Game) -> None:
         """Read the view of the seat to play (after a create or an unexpected answer)."""
+        game.view = {}
         answer, _ = await self.call("GET", f"/v1/games/{game.id}")
+        if answer.status != 200:
+            self.errors[f"public view {answer.status}"] += 1
+            return
         public = orjson.loads(answer.body)
         if public.get("status") == "finished" or not public.get("round"):
             game.finished = True
             return
         seat = public["round"]["turn"]
         answer, _ = await self.call("GET", f"/v1/games/{game.id}/view", game.tokens[seat])
+        if answer.status != 200:
+            self.errors[f"view {answer.status}"] += 1
+            return
         game.view = orjson.loads(answer.body)
 
     # ------------------------------------------------------------------ moves
@@ -136,12 +143,12 @@ class Movers:
         game.busy = True
         try:
             view = game.view
-            seat = view["seat"]
-            move = choose(view)
+            move = choose(view) if "seat" in view else None
             if move is None:
-                self.errors["no legal move in the view"] += 1
+                self.errors["no view, or no legal move in it"] += 1
                 await self._resync(game)
                 return
+            seat = view["seat"]
             path = f"/v1/games/{game.id}/moves"
             answer, ms = await self.call("POST", path, game.tokens[seat], move)
             if answer.status != 200:

@@ -35,6 +35,8 @@ def figures(run: dict[str, Any]) -> dict[str, Any]:
         "games": run["games"],
         "connected": run["connected"],
         "violations": sum(run["violations"].values()),
+        "waiter_errors": sum(run.get("waiter_errors_waiting", {}).values()),
+        "mover_errors": sum(run["mover_errors"].values()),
         "deliver_p50": percentile(delivery, 0.5),
         "deliver_p99": percentile(delivery, 0.99),
         "poll_p99": percentile(run["delivery_ms"]["poll"], 0.99),
@@ -59,7 +61,8 @@ def figures(run: dict[str, Any]) -> dict[str, Any]:
 NUMERIC_MEDIAN = (
     "deliver_p50", "deliver_p99", "poll_p99", "sse_p99", "deliveries", "move_p50", "move_p99",
     "read_p50", "read_p99", "probe_p99", "redis_conns", "redis_per_worker", "kb_per_waiter",
-    "moves_per_s", "cpu_gunicorn", "cpu_redis", "cpu_movers", "cpu_gen",
+    "moves_per_s", "waiter_errors", "mover_errors", "cpu_gunicorn", "cpu_redis", "cpu_movers",
+    "cpu_gen",
 )  # fmt: skip
 
 
@@ -110,8 +113,9 @@ def print_table(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     print()
     head = (
         "| N | games | connected | violations | delivery p50 / p99 ms | poll / SSE p99 ms "
-        "| moves p50 / p99 ms | reads p50 / p99 ms | /readyz p99 ms | Redis conns (max per "
-        "worker) | KB per waiter | moves/s | CPU % gunicorn / redis / movers / generator |"
+        "| errors waiters / movers | moves p50 / p99 ms | reads p50 / p99 ms | /readyz p99 ms "
+        "| Redis conns (max per worker) | KB per waiter | moves/s "
+        "| CPU % gunicorn / redis / movers / generator |"
     )
     print(head)
     print("|" + "---|" * head.count(" | ") + "---|")
@@ -123,6 +127,7 @@ def print_table(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
             f"| {r['n']:,} | {r['games']:,} | {r['connected']:,} | {r['violations']} "
             f"| {r['deliver_p50']:.1f} / {r['deliver_p99']:.1f} "
             f"| {r['poll_p99']:.1f} / {r['sse_p99']:.1f} "
+            f"| {r['waiter_errors']:.0f} / {r['mover_errors']:.0f} "
             f"| {r['move_p50']:.1f} / {r['move_p99']:.1f} "
             f"| {r['read_p50']:.1f} / {r['read_p99']:.1f} | {r['probe_p99']:.1f} "
             f"| {r['redis_conns']:.0f} ({r['redis_per_worker']:.0f}) | {r['kb_per_waiter']:.1f} "

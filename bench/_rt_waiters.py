@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import resource
 import time
 import zlib
@@ -40,6 +41,16 @@ POLL_WAIT = 25
 READ_TIMEOUT = 60.0  # beyond the poll's wait and two SSE heartbeats
 CONNECT_PARALLEL = 64
 RETRY_PAUSE = 0.5
+
+
+def retry_after(headers: dict[str, str]) -> float:
+    """What a polite client waits before retrying a 503/429: Retry-After (else
+    RETRY_PAUSE), spread by up to half again so that retries do not come in step."""
+    try:
+        pause = float(headers.get("retry-after", RETRY_PAUSE))
+    except ValueError:
+        pause = RETRY_PAUSE
+    return pause * random.uniform(1.0, 1.5)
 
 
 def digest(event: dict[str, Any]) -> int:
@@ -105,7 +116,7 @@ class Waiter:
             now = time.monotonic()
             if answer.status != 200:
                 self.counters[f"poll status {answer.status}"] += 1
-                await asyncio.sleep(RETRY_PAUSE)
+                await asyncio.sleep(retry_after(answer.headers))
                 continue
             page = orjson.loads(answer.body)
             for event in page["events"]:
@@ -123,7 +134,7 @@ class Waiter:
         if head.status != 200 or not kind.startswith("text/event-stream") or not head.chunked:
             self.counters[f"sse refused: {head.status} {kind or '-'}"] += 1
             await self.conn.body(head)
-            await asyncio.sleep(RETRY_PAUSE)
+            await asyncio.sleep(retry_after(head.headers))
             return
         parser = SseParser()
         chunks = self.conn.chunks()

@@ -38,6 +38,7 @@ import multiprocessing
 import os
 import random
 import resource
+import shutil
 import sys
 import time
 from collections import Counter
@@ -166,7 +167,8 @@ async def _drive(
     out["connect_s"] = time.monotonic() - t0
     out["connected"] = sum(r[1] for r in ready)
     out["connect_failed"] = sum(r[2] for r in ready)
-    out["connect_errors"] = dict(sum((Counter(r[3]) for r in ready), Counter()))
+    out["_ready_counters"] = sum((Counter(r[3]) for r in ready), Counter())
+    out["connect_errors"] = dict(out["_ready_counters"])
     await asyncio.sleep(2)
     out["rss_waiting_kb"] = workers_rss_kb(server.workers())
     out["redis_waiting"] = redis_clients(rclient, redis.port, pids())
@@ -207,6 +209,7 @@ async def _drive(
         counters.update(errs)
         proc.join(30)
     out["waiter_errors"] = dict(counters)
+    out["waiter_errors_waiting"] = dict(counters - out.pop("_ready_counters"))
     _check(out, results, specs, refs, {g.id: g for g in games}, since)
 
 
@@ -274,7 +277,9 @@ def _check(
     out["modes"] = dict(Counter(s["mode"] + ("+seat" if s["token"] else "") for s in specs))
 
 
-def run_one(redis: RedisServer, n: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+def run_one(
+    redis: RedisServer, n: int, args: argparse.Namespace, work: Path, repeat: int
+) -> dict[str, Any]:
     env, config = server_env(redis.url, args)
     capacity = config.web_concurrency * config.gunicorn_worker_connections
     note = ""
@@ -285,8 +290,9 @@ def run_one(redis: RedisServer, n: int, args: argparse.Namespace, work: Path) ->
             f"(set GUNICORN_WORKER_CONNECTIONS >= {math.ceil((n + 80) / config.web_concurrency)})"
         )
         print(f"  NOTE: {note}; not overriding", flush=True)
-    log_dir = work / f"n{n}"
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = work / f"n{n}-r{repeat + 1}"
+    shutil.rmtree(log_dir, ignore_errors=True)
+    log_dir.mkdir(parents=True)
     with GunicornServer(env, access_log=False, log_dir=log_dir) as server:
         out: dict[str, Any] = {"waiters": n}
         try:
@@ -316,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in sizes:
             for r in range(args.repeats):
                 print(f"N={n} repeat {r + 1}/{args.repeats} ...", flush=True)
-                run = run_one(redis, n, args, work)
+                run = run_one(redis, n, args, work, r)
                 run["repeat"] = r
                 runs.append(run)
                 if "broken" not in run:
