@@ -20,6 +20,8 @@ import orjson
 
 from bench._rt_movers import Game, Movers
 from bench._rt_waiters import digest
+from service.store import key
+from service.store.keys import EVENTS
 
 READ_RETRIES = 120
 
@@ -48,6 +50,30 @@ async def reference(movers: Movers, game: str, token: str | None) -> list[tuple[
         if int(page["last_seq"]) <= after:
             return out
         after = int(page["last_seq"])
+
+
+def stored_references(
+    client: Any, wanted: set[tuple[str, int | None]]
+) -> dict[tuple[str, int | None], list[tuple[int, int, str]]]:
+    """What :func:`reference` reads, from the game's event stream in Redis itself
+    (field ``seat``: "" public, "N" private to seat N), for ``(game, seat)`` pairs
+    (seat None: public only).  The store's own log: independent of the HTTP path
+    under test, and fast while the server is loaded."""
+    games = sorted({game for game, _seat in wanted})
+    pipe = client.pipeline(transaction=False)
+    for game in games:
+        pipe.xrange(key(game, EVENTS))
+    entries = dict(zip(games, pipe.execute(), strict=True))
+    out = {}
+    for game, seat in wanted:
+        mine = b"" if seat is None else str(seat).encode()
+        rows = []
+        for entry_id, fields in entries[game]:
+            if fields.get(b"seat", b"") in (b"", mine):
+                event = {"seq": int(entry_id.split(b"-", 1)[0]), **orjson.loads(fields[b"e"])}
+                rows.append((event["seq"], digest(event), event["type"]))
+        out[(game, seat)] = rows
+    return out
 
 
 def verify(received: dict[str, Any], expected: list[tuple[int, int, str]]) -> Counter[str]:

@@ -153,8 +153,9 @@ class Waiter:
         for comment in frame.comments:
             if comment.startswith("keep-alive"):
                 self.heartbeats += 1
-            elif comment.startswith("server stopping"):
-                self.stop_notices += 1
+            else:  # the stop notice, or why the server ended the stream
+                self.stop_notices += comment.startswith("server stopping")
+                self.counters[f"sse comment: {comment[:60]}"] += 1
         if frame.retry is not None:
             self.ready.set()
         if frame.data is None:
@@ -188,7 +189,12 @@ def raise_fd_limit(wanted: int) -> int:
 
 
 async def _main(
-    specs: list[dict[str, Any]], host: str, port: int, pipe: Pipe, ready_timeout: float
+    specs: list[dict[str, Any]],
+    host: str,
+    port: int,
+    pipe: Pipe,
+    ready_timeout: float,
+    rate: float,
 ) -> None:
     counters: Counter[str] = Counter()
     waiters = [Waiter(spec, host, port, counters) for spec in specs]
@@ -201,8 +207,16 @@ async def _main(
             tasks.append(asyncio.create_task(waiter.run(stop)))
             await waiter.ready.wait()
 
+    async def ramp() -> None:  # ``rate`` new waiters a second, at most CONNECT_PARALLEL at once
+        starting = []
+        t0 = time.monotonic()
+        for i, waiter in enumerate(waiters):
+            await asyncio.sleep(max(0.0, t0 + i / rate - time.monotonic()))
+            starting.append(asyncio.create_task(start(waiter)))
+        await asyncio.gather(*starting)
+
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.gather(*(start(w) for w in waiters)), ready_timeout)
+        await asyncio.wait_for(ramp(), ready_timeout)
     ready = sum(w.ready.is_set() and not w.failed for w in waiters)
     pipe.send(("ready", ready, len(waiters) - ready, dict(counters)))
     loop = asyncio.get_running_loop()
@@ -227,12 +241,17 @@ async def _main(
 
 
 def waiter_process(
-    specs: list[dict[str, Any]], host: str, port: int, pipe: Pipe, ready_timeout: float
+    specs: list[dict[str, Any]],
+    host: str,
+    port: int,
+    pipe: Pipe,
+    ready_timeout: float,
+    rate: float,
 ) -> None:
     """Entry point of a waiter process: hold ``specs`` until told to finish.
 
     It reports "ready" once every waiter got its first answer, or after
     ``ready_timeout`` s with how many did (the others keep trying)."""
     raise_fd_limit(len(specs) + 256)
-    asyncio.run(_main(specs, host, port, pipe, ready_timeout))
+    asyncio.run(_main(specs, host, port, pipe, ready_timeout, rate))
     pipe.close()

@@ -48,7 +48,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._rt_check import latencies, move_times, reference, verify  # noqa: E402
+from bench._rt_check import (  # noqa: E402
+    latencies,
+    move_times,
+    reference,
+    stored_references,
+    verify,
+)  # noqa: E402
 from bench._rt_movers import Game, Movers  # noqa: E402
 from bench._rt_server import bench_client, redis_clients, workers_rss_kb  # noqa: E402
 from bench._rt_table import print_table, summarize, write_json  # noqa: E402
@@ -76,6 +82,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seat-share", type=float, default=0.5)
     p.add_argument("--per-process", type=int, default=5000, help="waiters per generator process")
     p.add_argument("--drain", type=float, default=15.0, help="max seconds to let waiters catch up")
+    p.add_argument(
+        "--reference",
+        choices=("http", "redis"),
+        default="http",
+        help="read each game's full event list over the long poll (wait=0) or from Redis",
+    )
+    p.add_argument("--connect-rate", type=float, default=500.0, help="new waiters per second")
     p.add_argument("--worker-connections", type=int, help="GUNICORN_WORKER_CONNECTIONS to set")
     p.add_argument("--out", type=Path, default=RESULTS / "realtime.json")
     return p.parse_args(argv)
@@ -156,11 +169,14 @@ async def _drive(
     specs = waiter_specs(n, games, args)
     chunks = [specs[i : i + args.per_process] for i in range(0, n, args.per_process)]
     ctx = multiprocessing.get_context("spawn")
-    wait = 30 + n / 200  # for all to get their first answer
+    wait = 30 + n / args.connect_rate  # for all to get their first answer
     t0 = time.monotonic()
     for chunk in chunks:
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=waiter_process, args=(chunk, HOST, server.port, child, wait))
+        rate = args.connect_rate / len(chunks)
+        proc = ctx.Process(
+            target=waiter_process, args=(chunk, HOST, server.port, child, wait, rate)
+        )
         proc.start()
         procs.append((proc, parent))
     ready = await asyncio.gather(*(_recv(pipe, wait + 30) for _p, pipe in procs))
@@ -197,7 +213,9 @@ async def _drive(
     out["samples"] = {k: list(v) for k, v in movers.samples.items()}
     out["workers_recycled"] = len(set(workers0) - set(server.workers()))
 
-    refs = await _references(movers, games, specs)
+    t0 = time.monotonic()
+    refs = await _references(movers, rclient, specs, args.reference)
+    out["reference_s"] = time.monotonic() - t0
     targets = {s["index"]: (refs[(s["game"], s["token"])] or [(0, 0, "")])[-1][0] for s in specs}
     results: list[dict[str, Any]] = []
     counters: Counter[str] = Counter()
@@ -225,9 +243,15 @@ def _cpu(server: GunicornServer, redis: RedisServer, procs: list[Any]) -> dict[s
 
 
 async def _references(
-    movers: Movers, games: list[Game], specs: list[dict[str, Any]]
+    movers: Movers, rclient: Any, specs: list[dict[str, Any]], how: str
 ) -> dict[tuple[str, str | None], list[tuple[int, int, str]]]:
+    """Every waiter's expected events, by (game, token): as the long poll (wait=0,
+    paged) answers them, or (``--reference redis``) from the games' streams in Redis."""
     wanted = {(s["game"], s["token"]) for s in specs} | {(s["game"], None) for s in specs}
+    seat_of = {s["token"]: s["seat"] for s in specs if s["token"]}
+    if how == "redis":
+        stored = stored_references(rclient, {(g, seat_of.get(t)) for g, t in wanted})
+        return {(g, t): stored[(g, seat_of.get(t))] for g, t in wanted}
     refs: dict[tuple[str, str | None], list[tuple[int, int, str]]] = {}
     gate = asyncio.Semaphore(32)
 
