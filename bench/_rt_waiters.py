@@ -76,6 +76,7 @@ class Waiter:
         self.reconnects = 0
         self.heartbeats = 0
         self.stop_notices = 0
+        self.retry_ms = 0
 
     def _headers(self, accept: str) -> dict[str, str]:
         headers = {"Accept": accept}
@@ -140,10 +141,11 @@ class Waiter:
         chunks = self.conn.chunks()
         while not stop.is_set():
             chunk = await asyncio.wait_for(anext(chunks, None), READ_TIMEOUT)
-            if chunk is None:
+            if chunk is None:  # as EventSource does: reconnect after the retry hint
                 self.counters["sse stream ended"] += 1
                 self.reconnects += 1
                 self.conn.close()
+                await asyncio.sleep(self.retry_ms / 1000 * random.uniform(1.0, 1.5))
                 return
             now = time.monotonic()
             for frame in parser.feed(chunk):
@@ -157,6 +159,7 @@ class Waiter:
                 self.stop_notices += comment.startswith("server stopping")
                 self.counters[f"sse comment: {comment[:60]}"] += 1
         if frame.retry is not None:
+            self.retry_ms = frame.retry
             self.ready.set()
         if frame.data is None:
             return
