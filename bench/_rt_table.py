@@ -35,6 +35,7 @@ def figures(run: dict[str, Any]) -> dict[str, Any]:
         "games": run["games"],
         "connected": run["connected"],
         "violations": sum(run["violations"].values()),
+        "behind": run.get("behind_at_end", 0),
         "waiter_errors": sum(run.get("waiter_errors_waiting", {}).values()),
         "mover_errors": sum(run["mover_errors"].values()),
         "deliver_p50": percentile(delivery, 0.5),
@@ -82,6 +83,7 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"n": n, "repeats": len(group), "games": group[0]["games"]}
         row["connected"] = min(f["connected"] for f in group)
         row["violations"] = sum(f["violations"] for f in group)
+        row["behind"] = sum(f["behind"] for f in group)
         for name in NUMERIC_MEDIAN:
             values = [f[name] for f in group if f[name] == f[name]]  # drop NaN
             row[name] = statistics.median(values) if values else float("nan")
@@ -94,7 +96,8 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _line(row: dict[str, Any]) -> str:
     return (
-        f"N={row['n']}: connected {row['connected']}, violations {row['violations']}, "
+        f"N={row['n']}: connected {row['connected']}, violations {row['violations']} "
+        f"(+{row['behind']} not delivered by the end), "
         f"delivery p50/p99 {row['deliver_p50']:.1f}/{row['deliver_p99']:.1f} ms, "
         f"moves p99 {row['move_p99']:.1f} ms, reads p99 {row['read_p99']:.1f} ms, "
         f"redis conns {row['redis_conns']:.0f}, {row['kb_per_waiter']:.1f} KB/waiter, "
@@ -112,7 +115,8 @@ def print_table(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     )
     print()
     head = (
-        "| N | games | connected | violations | delivery p50 / p99 ms | poll / SSE p99 ms "
+        "| N | games | connected | violations (not delivered by the end) "
+        "| delivery p50 / p99 ms | poll / SSE p99 ms "
         "| errors waiters / movers | moves p50 / p99 ms | reads p50 / p99 ms | /readyz p99 ms "
         "| Redis conns (max per worker) | KB per waiter | moves/s "
         "| CPU % gunicorn / redis / movers / generator |"
@@ -124,7 +128,8 @@ def print_table(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
             print(f"| {r['n']:,} | broke: {r['broken'][0][:150]} |")
             continue
         print(
-            f"| {r['n']:,} | {r['games']:,} | {r['connected']:,} | {r['violations']} "
+            f"| {r['n']:,} | {r['games']:,} | {r['connected']:,} "
+            f"| {r['violations']} ({r['behind']}) "
             f"| {r['deliver_p50']:.1f} / {r['deliver_p99']:.1f} "
             f"| {r['poll_p99']:.1f} / {r['sse_p99']:.1f} "
             f"| {r['waiter_errors']:.0f} / {r['mover_errors']:.0f} "

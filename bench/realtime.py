@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._rt_check import (  # noqa: E402
+    LAG,
     latencies,
     move_times,
     reference,
@@ -207,7 +208,10 @@ async def _drive(
     await probe
     cpu1 = _cpu(server, redis, procs)
     out["cpu_percent"] = {k: 100 * (cpu1[k] - cpu0[k]) / elapsed for k in cpu0}
-    out["moves_per_s"] = (movers.started - started) / elapsed
+    window = (since, since + args.duration)  # moves answered 200 while the ticks ran
+    answered = sum(window[0] <= t < window[1] for g in games for t, _kind in g.moves)
+    out["moves_per_s"] = answered / args.duration
+    out["moves_started_per_s"] = (movers.started - started) / args.duration
     out["skipped_ticks"] = movers.skipped
     out["mover_errors"] = dict(movers.errors)
     out["samples"] = {k: list(v) for k, v in movers.samples.items()}
@@ -290,6 +294,7 @@ def _check(
             lat, before = latencies(got, starts, answered, since)
             delivery[spec["mode"]] += lat
             early += before
+    out["behind_at_end"] = violations.pop(LAG, 0)
     out["violations"] = dict(violations)
     out["waiters_with_violations"] = bad_waiters
     out["delivery_ms"] = delivery
