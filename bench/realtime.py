@@ -359,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = summarize(runs)
     write_json(args.out, args, runs, rows)
     print_table(rows, args)
-    return 0 if all(not r.get("violations", 1) for r in runs) else 1
+    delivered = all(not r.get("violations", 1) and not r.get("behind_at_end") for r in runs)
+    return 0 if delivered else 1
 
 
 if __name__ == "__main__":
