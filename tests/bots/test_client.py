@@ -1,4 +1,4 @@
-"""The reference HTTP bot client against a live service (app in a thread, test Redis)."""
+"""The reference HTTP bot client against a live service (real gunicorn, test Redis)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from service.bots import client as bot_client
-from service.bots.client import ApiProblem, Client, Player
+from service.bots.api_client import ApiProblem, Client
+from service.bots.client import Player
 from service.bots.simulate import play_game
 from service.engine.options import Options
 from service.engine.shuffle import seed_from_client
@@ -47,7 +48,7 @@ def test_client_plays_seeded_games_to_the_end(live_url: str) -> None:
         game_id, token = _new_game(live_url, seed)
         lines: list[str] = []
         player = Player(
-            Client(live_url, game_id, token), "basic", random.Random(seed), wait=5, log=lines.append
+            Client(live_url, game_id, token), "basic", random.Random(seed), log=lines.append
         )
         final = player.play()
         assert final["status"] == "finished"
@@ -70,7 +71,7 @@ def test_client_main_with_the_strong_brain(
     game_id, token = _new_game(live_url, "client-main")
     code = bot_client.main(
         ["--url", live_url, "--game", game_id, "--token", token, "--level", "strong",
-         "--wait", "5", "--seed", "1"]
+         "--seed", "1"]
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0

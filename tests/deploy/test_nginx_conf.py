@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from service.config import Config
 from tests.deploy.files import NGINX_CONF, PORT, run_command
 
 
@@ -39,3 +40,22 @@ def test_nginx_t(tmp_path: Path) -> None:
         [nginx, "-t", "-p", str(tmp_path), "-c", str(conf), "-g", f"pid {tmp_path}/nginx.pid;"]
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_nginx_passes_a_games_events_unbuffered_with_fitting_timeouts() -> None:
+    text = NGINX_CONF.read_text()
+    found = re.search(r"^\s*location\s+~\s+(\S+)\s+\{([^}]*)\}", text, re.M)
+    assert found, "a regex location for a game's events"
+    pattern, body = found.groups()
+    game = "/v1/games/" + "x" * 22
+    assert re.search(pattern, game + "/events")
+    assert not any(re.search(pattern, game + tail) for tail in ("", "/view", "/events/x"))
+    for directive in ("proxy_buffering off", "proxy_cache off", "gzip off"):
+        assert re.search(rf"^\s*{directive};", body, re.M), directive
+    read = re.search(r"^\s*proxy_read_timeout\s+(\d+)s;", body, re.M)
+    assert read, "the events location sets its own read timeout"
+    defaults = Config.from_env({})
+    # The longest silence nginx allows: a long poll answers well within it, and a
+    # stream's heartbeat may come late (a busy worker) without the stream being cut.
+    assert int(read.group(1)) >= defaults.long_poll_max_seconds + 30
+    assert int(read.group(1)) >= 4 * defaults.sse_heartbeat_seconds
