@@ -29,6 +29,15 @@ def cpu_seconds(pid: int) -> float:
     return total / tick
 
 
+def rss_kb(pid: int) -> int:
+    """Resident memory of ``pid`` in KB (``VmRSS``; 0 once it is gone)."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
 def connections_to(pids: list[int], ports: set[int]) -> int:
     """Established TCP connections of processes ``pids`` to any of ``ports`` (Linux /proc)."""
     inodes: set[str] = set()
