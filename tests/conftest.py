@@ -1,4 +1,5 @@
-"""Shared fixtures: a throwaway Redis for the whole session, and a clean store per test.
+"""Shared fixtures: a throwaway Redis for the whole session, a clean store per test, and
+real gunicorn instances (``gunicorn(env)``), stopped by PID.
 
 By default the session starts its own ``redis-server`` (found on PATH) on a free
 127.0.0.1 port, flushes it before every test, and stops it by PID at the end.
@@ -15,13 +16,14 @@ are skipped with a message saying how to install it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
+from harness.gunicorn_server import GunicornServer
 from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
 from service.config import Config
 from service.store import GameStore, connect
@@ -98,3 +100,20 @@ def app(redis_client: redis.Redis, redis_url: str) -> Flask:
 @pytest.fixture
 def client(app: Flask) -> FlaskClient:
     return app.test_client()
+
+
+@pytest.fixture
+def gunicorn() -> Iterator[Callable[[Mapping[str, str]], GunicornServer]]:
+    """Start gunicorn instances with ``gunicorn(env)``; all are stopped (by PID) afterwards."""
+    started: list[GunicornServer] = []
+
+    def start(env: Mapping[str, str]) -> GunicornServer:
+        server = GunicornServer(env)
+        started.append(server)
+        return server.start()
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.cleanup()

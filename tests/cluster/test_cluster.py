@@ -20,6 +20,7 @@ import requests
 from redis.cluster import RedisCluster
 
 from harness.gunicorn_server import GunicornServer
+from harness.live_game import choose
 from harness.redis_cluster import start_cluster
 from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
 
@@ -84,21 +85,6 @@ class Client:
     def close(self) -> None:
         for session, _ in self.sessions:
             session.close()
-
-
-def choose(view: dict[str, Any]) -> dict[str, Any]:
-    """Go out if possible, else draw from the stock, else discard the last deadwood card."""
-    moves = view["legal_moves"]
-    for kind in ("go_out", "draw"):
-        for move in moves:
-            if move["type"] == kind and move.get("source", "stock") == "stock":
-                return move
-    discards = [m for m in moves if m["type"] == "discard"]
-    deadwood = view["arrangement"]["deadwood"]
-    for move in discards:
-        if deadwood and move["card"] == deadwood[-1]:
-            return move
-    return discards[-1]
 
 
 def play(client: Client, players: int, ruleset: str, options: dict[str, Any], seed: Any) -> str:
