@@ -3,9 +3,10 @@
 A :class:`Connection` is one keep-alive TCP connection to the service: it
 sends a request and reads the answer's head, then either the whole body
 (``Content-Length`` or chunked) or, for a stream, the decoded chunks one by
-one.  :class:`SseParser` turns a stream's bytes into Server-Sent Events
-frames.  Nothing here knows the service's API; no HTTP library is used so
-that ten thousand idle connections cost the generator little.
+one (a stream's events are parsed by the bot client's parser,
+:class:`service.bots.sse.SseParser`).  Nothing here knows the service's API;
+no HTTP library is used so that ten thousand idle connections cost the
+generator little.
 """
 
 from __future__ import annotations
@@ -155,50 +156,3 @@ class Connection:
         except (asyncio.IncompleteReadError, ConnectionError, ValueError) as exc:
             self.close()
             raise ConnectionLost(str(exc) or type(exc).__name__) from None
-
-
-@dataclass
-class SseFrame:
-    id: str | None = None
-    event: str | None = None
-    data: str | None = None
-    retry: int | None = None
-    comments: list[str] = field(default_factory=list)
-
-
-class SseParser:
-    """Server-Sent Events frames from a stream's bytes (fed in any pieces).
-
-    A frame ends with a blank line; ``id:``, ``event:``, ``data:`` (several
-    lines joined with newlines) and ``retry:`` are kept, a line starting with
-    ``:`` is a comment (heartbeats, the stop notice).
-    """
-
-    def __init__(self) -> None:
-        self._buffer = b""
-
-    def feed(self, data: bytes) -> list[SseFrame]:
-        self._buffer += data.replace(b"\r\n", b"\n") if b"\r" in data else data
-        *complete, self._buffer = self._buffer.split(b"\n\n")
-        return [self._frame(raw.decode()) for raw in complete if raw]
-
-    @staticmethod
-    def _frame(text: str) -> SseFrame:
-        frame = SseFrame()
-        data: list[str] = []
-        for line in text.split("\n"):
-            if line.startswith(":"):
-                frame.comments.append(line[1:].strip())
-                continue
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "id":
-                frame.id = value
-            elif name == "event":
-                frame.event = value
-            elif name == "data":
-                data.append(value)
-            elif name == "retry" and value.isdigit():
-                frame.retry = int(value)
-        frame.data = "\n".join(data) if data else None
-        return frame

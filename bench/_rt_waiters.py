@@ -35,7 +35,8 @@ from typing import Any
 
 import orjson
 
-from bench._rt_http import Connection, ConnectionLost, SseParser
+from bench._rt_http import Connection, ConnectionLost
+from service.bots.sse import Comment, Item, Retry, SseParser
 
 POLL_WAIT = 25
 READ_TIMEOUT = 60.0  # beyond the poll's wait and two SSE heartbeats
@@ -138,6 +139,7 @@ class Waiter:
             await asyncio.sleep(retry_after(head.headers))
             return
         parser = SseParser()
+        pending = b""
         chunks = self.conn.chunks()
         while not stop.is_set():
             chunk = await asyncio.wait_for(anext(chunks, None), READ_TIMEOUT)
@@ -148,26 +150,27 @@ class Waiter:
                 await asyncio.sleep(self.retry_ms / 1000 * random.uniform(1.0, 1.5))
                 return
             now = time.monotonic()
-            for frame in parser.feed(chunk):
-                self._frame(frame, now)
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                for item in parser.feed(line.decode()):
+                    self._item(item, now)
 
-    def _frame(self, frame: Any, now: float) -> None:
-        for comment in frame.comments:
-            if comment.startswith("keep-alive"):
+    def _item(self, item: Item, now: float) -> None:
+        if isinstance(item, Comment):
+            if item.text.startswith("keep-alive"):
                 self.heartbeats += 1
             else:  # the stop notice, or why the server ended the stream
-                self.stop_notices += comment.startswith("server stopping")
-                self.counters[f"sse comment: {comment[:60]}"] += 1
-        if frame.retry is not None:
-            self.retry_ms = frame.retry
+                self.stop_notices += item.text.startswith("server stopping")
+                self.counters[f"sse comment: {item.text[:60]}"] += 1
+        elif isinstance(item, Retry):
+            self.retry_ms = item.milliseconds
             self.ready.set()
-        if frame.data is None:
-            return
-        event = orjson.loads(frame.data)
-        if frame.id != str(event.get("seq")) or frame.event != event.get("type"):
-            self.counters["sse frame id/event differs from its data"] += 1
-        self._got(event, now)
-        self.ready.set()
+        else:
+            event = orjson.loads(item.data)
+            if item.id != str(event.get("seq")) or item.type != event.get("type"):
+                self.counters["sse frame id/event differs from its data"] += 1
+            self._got(event, now)
+            self.ready.set()
 
     def result(self) -> dict[str, Any]:
         return {

@@ -1,5 +1,6 @@
-"""Reading a Server-Sent Events stream as a client does (WHATWG HTML, "event stream
-interpretation"), for tests: frames with their id, event type, data and comments.
+"""Reading a Server-Sent Events stream as a client does, for tests: frames with their
+id, event type, data and comments, parsed by the project's one SSE parser
+(:class:`service.bots.sse.SseParser`, the bot client's).
 
 >>> [f.kind for f in parse_lines([b"retry: 2000", b"", b": hi", b"", b"id: 3",
 ...                               b"event: drew", b'data: {"seq":3}', b""])]
@@ -12,6 +13,8 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from service.bots.sse import Comment, Event, Retry, SseParser
 
 
 @dataclass
@@ -29,33 +32,15 @@ class Frame:
 
 def parse_lines(lines: Iterable[bytes]) -> Iterator[Frame]:
     """Frames of a stream given line by line (without their line ends)."""
-    frame = Frame("comment")
-    data: list[str] = []
-    for raw in lines:
-        line = raw.decode("utf-8")
-        if line == "":
-            if data or frame.id is not None or frame.event is not None:
-                frame.kind, frame.data = "event", "\n".join(data)
-                yield frame
-            elif frame.retry is not None:
-                frame.kind = "retry"
-                yield frame
-            elif frame.comments:
-                yield frame
-            frame, data = Frame("comment"), []
-            continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "":
-            frame.comments.append(value)
-        elif name == "id":
-            frame.id = value
-        elif name == "event":
-            frame.event = value
-        elif name == "data":
-            data.append(value)
-        elif name == "retry" and value.isdigit():
-            frame.retry = int(value)
+    parser = SseParser()
+    for line in lines:
+        for item in parser.feed(line.decode("utf-8")):
+            if isinstance(item, Event):
+                yield Frame("event", id=item.id, event=item.type, data=item.data)
+            elif isinstance(item, Comment):
+                yield Frame("comment", comments=[item.text])
+            elif isinstance(item, Retry):
+                yield Frame("retry", retry=item.milliseconds)
 
 
 def lines(response: Any) -> Iterator[bytes]:
