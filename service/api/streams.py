@@ -100,7 +100,6 @@ def updates(
         if overdue_in is not None and time.monotonic() - began >= overdue_in:
             settle()  # its commit's publish wakes this watch (or another's does)
             deadline = None
-            continue
         if not woken:
             continue
         page = watch.take(cursor, seat) or store.events(game_id, cursor, seat)
