@@ -8,7 +8,6 @@ the query and headers, and by the fast lane for plain JSON long polls
 
 from __future__ import annotations
 
-import re
 from contextlib import ExitStack
 from typing import Any
 
@@ -18,14 +17,15 @@ from service.api import handlers, metrics, streams
 from service.api.auth import bearer_token, unauthorized
 from service.api.context import call, services, store
 from service.api.responses import json_response
+from service.api.schemas.fields import QueryInteger, QueryNumber
+from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS
 from service.api.writes import current
 
-_QUERY_PART = re.compile(r"(after)=([0-9]{1,16})|(wait)=([0-9]{1,2}(?:\.[0-9]{1,10})?)")
 PLAIN_KEY = "t13.plain_long_poll"
 """Where the fast lane keeps ``(after, wait)`` of a plain long poll in its environ."""
 
-MAX_AFTER = 2**53
-MAX_WAIT = 30.0
+_PLAIN_PARTS = {"after": QueryInteger.PATTERN, "wait": QueryNumber.PATTERN}
+"""The query parameters of a plain long poll, each in the form its schema field reads."""
 
 
 def plain_long_poll(environ: dict[str, Any]) -> tuple[int, float] | None:
@@ -45,15 +45,13 @@ def plain_long_poll(environ: dict[str, Any]) -> tuple[int, float] | None:
     found: dict[str, str] = {}
     query = environ.get("QUERY_STRING", "")
     for part in query.split("&") if query else ():
-        match = _QUERY_PART.fullmatch(part)
-        if match is None:
-            return None
-        name, value = (match.group(1), match.group(2)) if match.group(1) else match.group(3, 4)
-        if name in found:
+        name, sep, value = part.partition("=")
+        pattern = _PLAIN_PARTS.get(name)
+        if not sep or pattern is None or name in found or not pattern.fullmatch(value):
             return None
         found[name] = value
     after, wait = int(found.get("after", "0")), float(found.get("wait", "0"))
-    if after > MAX_AFTER or wait > MAX_WAIT:
+    if after > MAX_SEQ or wait > MAX_WAIT_SECONDS:
         return None
     return after, wait
 

@@ -120,13 +120,20 @@ class EvaluateIn(Schema):
             )
 
 
+MAX_SEQ = 2**53
+"""The largest event seq a client may name (``after``, ``Last-Event-ID``)."""
+
+MAX_WAIT_SECONDS = 30
+"""The longest ``wait`` of a long poll a client may ask for."""
+
+
 class EventsHeaders(Schema):
     class Meta:
         unknown = EXCLUDE  # every other header
 
     last_event_id = QueryInteger(
         data_key="Last-Event-ID",
-        validate=validate.Range(0, 2**53),
+        validate=validate.Range(0, MAX_SEQ),
         metadata={
             "description": "Streams: resume after this event's seq (what EventSource sends "
             "when it reconnects)"
@@ -137,12 +144,12 @@ class EventsHeaders(Schema):
 class EventsQuery(Schema):
     after = QueryInteger(
         load_default=0,
-        validate=validate.Range(0, 2**53),
+        validate=validate.Range(0, MAX_SEQ),
         metadata={"description": "Only events with a greater seq (`Last-Event-ID` wins)"},
     )
     wait = QueryNumber(
         load_default=0.0,
-        validate=validate.Range(0, 30),
+        validate=validate.Range(0, MAX_WAIT_SECONDS),
         metadata={"description": "Long poll (JSON only): seconds to wait for an event"},
     )
     ticket = fields.String(
