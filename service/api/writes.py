@@ -30,7 +30,7 @@ from service.hosting import game_views
 from service.hosting.record import GameRecord
 from service.hosting.timers import apply_timeouts
 from service.store import GameNotFound, IdempotentReplay, VersionConflict
-from service.store.game_store import IdempotencyRecord
+from service.store.script_args import IdempotencyRecord
 
 MAX_ATTEMPTS = 4
 """Tries of one write before it is answered 409 (a game changing that fast is rare:

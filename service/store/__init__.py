@@ -14,8 +14,9 @@ from service.store.errors import (
     StoreUnavailable,
     VersionConflict,
 )
-from service.store.game_store import GameStore, StoredEvent
+from service.store.game_store import GameStore
 from service.store.keys import key
+from service.store.script_args import StoredEvent
 from service.store.shutdown import request_shutdown
 
 __all__ = [

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from service.store import keys
 from service.store.errors import GameNotFound
+from service.store.script_args import deadline_of
 
 MAX_EVENTS_PER_READ = 1000
 
@@ -47,7 +48,7 @@ def read_events(fetch: Fetch, game_id: str, after_seq: int, seat: int | None, li
     if last is None:
         raise GameNotFound(game_id)
     found, cursor = _visible(entries or [], seat, min(after, int(last)))
-    return Page(found, cursor, float(deadline) if deadline else None)
+    return Page(found, cursor, deadline_of(deadline))
 
 
 def _visible(

@@ -32,7 +32,6 @@ store.
 
 from __future__ import annotations
 
-import random
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -49,6 +48,13 @@ from service.store.errors import (
 )
 from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
 from service.store.link import Link, ScriptCall, link_for
+from service.store.script_args import (
+    IdempotencyRecord,
+    StoredEvent,
+    deadline_arg,
+    deadline_of,
+    script_input,
+)
 from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT
 from service.store.shutdown import stop_on_shutdown
 from service.store.wakeups import Wakeups, Watch
@@ -61,65 +67,6 @@ IDEMPOTENCY_RECORDS_PER_GAME = 64
 newer keyed write drops the oldest.  A retry is of one of the last few requests, so
 a client that keys every move still finds its own, while the game's storage stays
 bounded however many keys it is sent."""
-
-StoredEvent = bytes | tuple[bytes, int | None]
-"""An event as stored: its JSON bytes, public; or ``(json, seat)`` — private to
-``seat`` unless None."""
-
-IdempotencyRecord = tuple[str, bytes, bytes]
-"""The idempotency record a write saves: ``(key hash, request fingerprint, answer)``."""
-
-
-def _deadline_arg(deadline: float | None) -> str:
-    return "" if deadline is None else repr(float(deadline))
-
-
-def _deadline_of(stored: bytes | None) -> float | None:
-    """The turn deadline as :func:`_deadline_arg` stored it (field ``t``)."""
-    return float(stored) if stored else None
-
-
-def new_write_id() -> str:
-    """A fresh id for one write.  The scripts save it with the game, so a write
-    that the client library re-sends after losing its reply (a timeout) is
-    recognised as already done instead of reported as a conflict -- which
-    would otherwise make the service apply a move twice, or answer a move it
-    made as an idempotent replay of someone else's.
-
-    Unique is all it must be, not secret: 64 bits from the process's own
-    generator (seeded from the OS, and again in every forked worker), which
-    spares a system call on every write."""
-    return f"{random.getrandbits(64):016x}"
-
-
-def _event_args(events: Sequence[StoredEvent]) -> list[bytes | str | int]:
-    args: list[bytes | str | int] = [len(events)]
-    for event in events:
-        body, seat = (event, None) if isinstance(event, bytes) else event
-        args += ["" if seat is None else str(int(seat)), body]
-    return args
-
-
-def _script_input(
-    game_id: str,
-    head: list[bytes | str | int],
-    tail: list[bytes | str | int],
-    events: Sequence[StoredEvent],
-    idempotency: IdempotencyRecord | None,
-    idempotency_ttl: int,
-    *extra: int,
-) -> tuple[list[str], list[bytes | str | int]]:
-    """KEYS and ARGV of a write script (see :mod:`service.store.scripts`): ``head``,
-    a fresh write id, ``tail`` and the events; with ``idempotency``, the game's
-    idempotency keys and the record (fingerprint, response, its TTL, the key's
-    hash, then ``extra``)."""
-    key_list = [keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)]
-    args: list[bytes | str | int] = [*head, new_write_id(), *tail, *_event_args(events)]
-    if idempotency is not None:
-        key_hash, fingerprint, response = idempotency
-        key_list += [keys.key(game_id, keys.IDEM), keys.key(game_id, keys.IDEM_ORDER)]
-        args += [fingerprint, response, idempotency_ttl, key_hash, *extra]
-    return key_list, args
 
 
 class GameStore:
@@ -234,9 +181,9 @@ class GameStore:
         :class:`IdempotentReplay` if it was taken by a request with the same
         idempotency key (then nothing was written; compare fingerprints and replay).
         """
-        key_list, args = _script_input(
+        key_list, args = script_input(
             game_id,
-            [doc, self.game_ttl_seconds, public, _deadline_arg(deadline)],
+            [doc, self.game_ttl_seconds, public, deadline_arg(deadline)],
             [results or b"", seat_parts],
             events,
             idempotency,
@@ -261,7 +208,7 @@ class GameStore:
             )
         if version is None:
             return None
-        return int(version), _deadline_of(deadline), public or b"", results
+        return int(version), deadline_of(deadline), public or b"", results
 
     def load_version(self, game_id: str) -> tuple[int, float | None] | None:
         """``(version, turn deadline)`` of a game, or None if there is none: what a
@@ -270,7 +217,7 @@ class GameStore:
             [(version, deadline)] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), "v", "t"))
         if version is None:
             return None
-        return int(version), _deadline_of(deadline)
+        return int(version), deadline_of(deadline)
 
     def load_seat_view(
         self, game_id: str
@@ -284,7 +231,7 @@ class GameStore:
             )
         if version is None:
             return None
-        return int(version), _deadline_of(deadline), public or b"", results, parts or b""
+        return int(version), deadline_of(deadline), public or b"", results, parts or b""
 
     def load_game(self, game_id: str) -> tuple[int, bytes, bytes | None] | None:
         """``(version, document, results)`` of a game (results None when none were
@@ -350,9 +297,9 @@ class GameStore:
         the game) and reports success, so it is never applied twice nor
         reported as a conflict.
         """
-        key_list, args = _script_input(
+        key_list, args = script_input(
             game_id,
-            [int(expected_version), doc, self.game_ttl_seconds, public, _deadline_arg(deadline)],
+            [int(expected_version), doc, self.game_ttl_seconds, public, deadline_arg(deadline)],
             [results or b"", seat_parts],
             events,
             idempotency,

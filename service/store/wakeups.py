@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from service.store.events import Page
 from service.store.keys import game_of_channel, wake_channel
+from service.store.script_args import deadline_of
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ def parse_wake_up(data: bytes) -> WakeUp:
         end = newline + 1 + int(length)
         entries.append((seat, rest[newline + 1 : end]))
         at = end
-    return WakeUp(int(first), float(deadline) if deadline else None, entries)
+    return WakeUp(int(first), deadline_of(deadline), entries)
 
 
 class Watch:
@@ -261,7 +262,7 @@ class Wakeups:
     """A process's waiters, by game, and its subscriptions to their games' channels.
 
     ``subscriber_for(channel)`` names the shard of a channel and makes that
-    shard's subscriber (see :func:`service.store.client.subscriber_for`).
+    shard's subscriber (see :func:`service.store.client.subscribers`).
     Thread-safe.
     """
 
@@ -354,7 +355,7 @@ class Wakeups:
                 watch.wake()
 
     def waiting(self) -> int:
-        """The number of waiters (for metrics and tests)."""
+        """The number of waiters now (tests check that a watch is released)."""
         with self._lock:
             return sum(len(w) for w in self._watches.values())
 

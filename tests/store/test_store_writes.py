@@ -110,7 +110,7 @@ def test_binary_payloads_round_trip(store: GameStore) -> None:
 def test_write_ids_differ_between_forked_workers() -> None:
     """gunicorn forks its workers from a preloaded master: each must draw its own
     write ids, or two workers could take each other's write as their own."""
-    from service.store.game_store import new_write_id
+    from service.store.script_args import new_write_id
 
     new_write_id()  # the master has used its generator before forking
     read, write = os.pipe()

@@ -1,0 +1,68 @@
+"""The KEYS and ARGV of the write scripts (:mod:`service.store.scripts`): the
+events as stored, the idempotency record, the write id, the turn deadline."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from service.store import keys
+
+StoredEvent = bytes | tuple[bytes, int | None]
+"""An event as stored: its JSON bytes, public; or ``(json, seat)`` — private to
+``seat`` unless None."""
+
+IdempotencyRecord = tuple[str, bytes, bytes]
+"""The idempotency record a write saves: ``(key hash, request fingerprint, answer)``."""
+
+
+def deadline_arg(deadline: float | None) -> str:
+    return "" if deadline is None else repr(float(deadline))
+
+
+def deadline_of(stored: bytes | None) -> float | None:
+    """The turn deadline as :func:`deadline_arg` stored it (field ``t``)."""
+    return float(stored) if stored else None
+
+
+def new_write_id() -> str:
+    """A fresh id for one write.  The scripts save it with the game, so a write
+    that the client library re-sends after losing its reply (a timeout) is
+    recognised as already done instead of reported as a conflict -- which
+    would otherwise make the service apply a move twice, or answer a move it
+    made as an idempotent replay of someone else's.
+
+    Unique is all it must be, not secret: 64 bits from the process's own
+    generator (seeded from the OS, and again in every forked worker), which
+    spares a system call on every write."""
+    return f"{random.getrandbits(64):016x}"
+
+
+def _event_args(events: Sequence[StoredEvent]) -> list[bytes | str | int]:
+    args: list[bytes | str | int] = [len(events)]
+    for event in events:
+        body, seat = (event, None) if isinstance(event, bytes) else event
+        args += ["" if seat is None else str(int(seat)), body]
+    return args
+
+
+def script_input(
+    game_id: str,
+    head: list[bytes | str | int],
+    tail: list[bytes | str | int],
+    events: Sequence[StoredEvent],
+    idempotency: IdempotencyRecord | None,
+    idempotency_ttl: int,
+    *extra: int,
+) -> tuple[list[str], list[bytes | str | int]]:
+    """KEYS and ARGV of a write script (see :mod:`service.store.scripts`): ``head``,
+    a fresh write id, ``tail`` and the events; with ``idempotency``, the game's
+    idempotency keys and the record (fingerprint, response, its TTL, the key's
+    hash, then ``extra``)."""
+    key_list = [keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)]
+    args: list[bytes | str | int] = [*head, new_write_id(), *tail, *_event_args(events)]
+    if idempotency is not None:
+        key_hash, fingerprint, response = idempotency
+        key_list += [keys.key(game_id, keys.IDEM), keys.key(game_id, keys.IDEM_ORDER)]
+        args += [fingerprint, response, idempotency_ttl, key_hash, *extra]
+    return key_list, args
