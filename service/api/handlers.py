@@ -66,37 +66,41 @@ def player_view(game_id: str) -> Response:
     Read without the document when both were saved with the last change and no
     turn is overdue; anything else -- no or another token (401), an overdue
     turn -- takes the document's way, which gives the same answers."""
-    found = store().load_seat_view(game_id)
-    if found is None:
-        raise GameNotFound(game_id)
-    version, deadline, public, results, parts = found
-    token = bearer_token()
-    if parts and token and (deadline is None or time.time() < deadline):
-        part = seat_part_for(parts, version, hash_token(token))
-        if part is not None:
-            unchanged = not_modified(version)
-            if unchanged is not None:
-                return unchanged
-            text = with_seat_part(with_results(public, results), part)
-            return json_response(orjson.Fragment(text), version=version)
-    return _player_view_from_document(game_id)
+    (version, _deadline, public, results, _parts), part = _saved_seat_part(game_id, bearer_token())
+    if part is None:
+        return _player_view_from_document(game_id)
+    unchanged = not_modified(version)
+    if unchanged is not None:
+        return unchanged
+    text = with_seat_part(with_results(public, results), part)
+    return json_response(orjson.Fragment(text), version=version)
 
 
 def proven_seat(game_id: str) -> int:
     """The seat the request's bearer token holds in ``game_id`` (401 if none), from
     the seats' parts saved with the last change when they hold it (no document
     read), else from the game's record (which also plays an overdue turn)."""
-    token = require_token()
+    _found, part = _saved_seat_part(game_id, require_token())
+    if part is not None:
+        return int(orjson.loads(part)["seat"])
+    _version, record = current(game_id)
+    return require_seat(record)
+
+
+def _saved_seat_part(
+    game_id: str, token: str | None
+) -> tuple[tuple[int, float | None, bytes, bytes | None, bytes], bytes | None]:
+    """What :meth:`GameStore.load_seat_view` read (404 without a game), and the part
+    of ``token``'s seat saved with the last change: None when there is none for
+    it, or a turn is overdue (then the document must be read)."""
     found = store().load_seat_view(game_id)
     if found is None:
         raise GameNotFound(game_id)
     version, deadline, _public, _results, parts = found
-    if parts and (deadline is None or time.time() < deadline):
+    part = None
+    if parts and token and (deadline is None or time.time() < deadline):
         part = seat_part_for(parts, version, hash_token(token))
-        if part is not None:
-            return int(orjson.loads(part)["seat"])
-    _version, record = current(game_id)
-    return require_seat(record)
+    return found, part
 
 
 def _player_view_from_document(game_id: str) -> Response:
