@@ -204,6 +204,7 @@ async def _drive(
     started = movers.started
     await asyncio.gather(movers.play(games, args.duration), midway())
     elapsed = time.monotonic() - since
+    out["moves_ended_at"] = since + elapsed
     stop.set()
     await probe
     cpu1 = _cpu(server, redis, procs)
@@ -279,6 +280,7 @@ def _check(
     bad_waiters = 0
     delivery: dict[str, list[float]] = {"poll": [], "sse": []}
     early = unmapped = 0
+    behind: list[dict[str, Any]] = []
     timing: dict[str, tuple[list[int], list[float]]] = {}
     for game_id, game in games.items():
         if (game_id, None) in refs:
@@ -289,12 +291,15 @@ def _check(
         found = verify(got, refs[(spec["game"], spec["token"])])
         violations.update(found)
         bad_waiters += bool(found)
+        if found.get(LAG):
+            behind.append(_behind(got, spec, refs[(spec["game"], spec["token"])], found[LAG]))
         starts, answered = timing[spec["game"]]
         if starts:
             lat, before = latencies(got, starts, answered, since)
             delivery[spec["mode"]] += lat
             early += before
     out["behind_at_end"] = violations.pop(LAG, 0)
+    out["behind_waiters"] = behind
     out["violations"] = dict(violations)
     out["waiters_with_violations"] = bad_waiters
     out["delivery_ms"] = delivery
@@ -304,6 +309,22 @@ def _check(
     out["reopened"] = sum(max(0, r["opened"] - 1) for r in results)
     out["heartbeats"] = sum(r["heartbeats"] for r in results)
     out["modes"] = dict(Counter(s["mode"] + ("+seat" if s["token"] else "") for s in specs))
+
+
+def _behind(
+    got: dict[str, Any], spec: dict[str, Any], expected: list[tuple[int, int, str]], missing: int
+) -> dict[str, Any]:
+    """What a waiter that ended behind had: to tell a lost wake-up from a slow client."""
+    return {
+        "mode": spec["mode"] + ("+seat" if spec["token"] else ""),
+        "game": spec["game"],
+        "missing": missing,
+        "last_received": got["seqs"][-1] if got["seqs"] else 0,
+        "last_expected": expected[-1][0] if expected else 0,
+        "expected_types": [kind for _seq, _crc, kind in expected[-missing:]],
+        "last_receipt": got["times"][-1] if got["times"] else None,
+        "reconnects": got["reconnects"],
+    }
 
 
 def run_one(
