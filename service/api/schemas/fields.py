@@ -1,13 +1,16 @@
 """Field types of the HTTP contract: names, card codes, strict integers and the
-query string's numbers, each validated as the API documents it."""
+query string's numbers, each validated as the API documents it; enums of closed
+sets, and fields documented as a named component of the spec (:func:`component`)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from marshmallow import ValidationError, fields, validate
+from apispec import APISpec
+from marshmallow import Schema, ValidationError, fields, validate
 
 
 class FullMatch(validate.Regexp):
@@ -69,15 +72,70 @@ def _card_characters(value: str) -> str:
     return value
 
 
-def card_field(**kwargs: object) -> fields.String:
+def card_field(description: str | None = None, **kwargs: Any) -> fields.String:
+    """A card code (``description``: what the card is, beside its code)."""
+    shown = "Card code: A 2..10 J Q K + C D H S, or JK (T, lower case accepted)"
     return fields.String(
         validate=[validate.Length(1, 3), _card_characters],
         metadata={
-            "description": "Card code: A 2..10 J Q K + C D H S, or JK (T, lower case accepted)",
+            "description": shown if description is None else f"{description}. {shown}",
             "example": "7H",
         },
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
+
+
+def enum(values: Iterable[str], **kwargs: Any) -> fields.String:
+    """A string of a closed set, documented as the spec's ``enum``."""
+    return fields.String(validate=validate.OneOf(list(values)), **kwargs)
+
+
+def discriminator(kind: str) -> fields.String:
+    """The ``type`` of a member of a union: required, and ``kind`` only."""
+    return fields.String(required=True, validate=validate.Equal(kind))
+
+
+def component(name: str, field: fields.Field | None = None, **kwargs: Any) -> fields.Field:
+    """``field`` (default: any JSON value), documented in the spec as a reference
+    to the component schema ``name`` and nothing else: a union (``Move``,
+    ``Event``) or a schema built apart (the options).  The field still loads as
+    ``field`` does; the component is what the spec shows."""
+    made = field if field is not None else fields.Raw(**kwargs)
+    made.metadata = {**made.metadata, COMPONENT: name}
+    return made
+
+
+COMPONENT = "t13_component"
+"""The metadata key :func:`component` sets (not a property of the OpenAPI schema object)."""
+
+
+def component_property(converter: object, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
+    """The apispec attribute function that documents a :func:`component` field as
+    its ``$ref`` alone (run last, it drops what the other functions derived)."""
+    name = field.metadata.get(COMPONENT)
+    if name is None:
+        return {}
+    kwargs["ret"].clear()
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def register_union(
+    spec: APISpec, name: str, members: Mapping[str, type[Schema]], description: str
+) -> None:
+    """Add ``members`` (by their ``type``) and ``name``, their ``oneOf``, to the
+    spec's components, with the discriminator's explicit mapping: what generated
+    clients need to tell the members apart (and a member sent back unchanged
+    is a valid body of any operation taking the union)."""
+    refs = {}
+    for kind, schema in members.items():
+        spec.components.schema(schema.__name__, schema=schema)
+        refs[kind] = f"#/components/schemas/{schema.__name__}"
+    union = {
+        "description": description,
+        "oneOf": [{"$ref": ref} for ref in refs.values()],
+        "discriminator": {"propertyName": "type", "mapping": refs},
+    }
+    spec.components.schema(name, union)
 
 
 def integer(**kwargs: Any) -> fields.Integer:
