@@ -16,7 +16,7 @@ from service.api.blueprint import document_errors
 from service.api.context import store
 from service.api.problems import RETRY_AFTER_SECONDS, problem
 from service.api.responses import json_response
-from service.api.schemas.fields import enum
+from service.api.schemas.enums import probe_status
 from service.api.spec import finalize_spec
 from service.store.shutdown import shutting_down
 
@@ -25,7 +25,7 @@ docs_blp = Blueprint("docs", __name__)
 
 
 class StatusOut(Schema):
-    status = enum(["ok", "ready"], required=True)
+    status = probe_status(required=True)
 
 
 DOCS_PAGE = """<!doctype html>

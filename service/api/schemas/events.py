@@ -13,11 +13,9 @@ from __future__ import annotations
 from apispec import APISpec
 from marshmallow import Schema, fields
 
-from service import bots
-from service.api.schemas.fields import card_field, component, discriminator, enum, register_union
+from service.api.schemas.enums import autopilot_reason, bot_level, draw_source
+from service.api.schemas.fields import card_field, component, discriminator, register_union
 from service.api.schemas.views import HandResultOut, MeldOut, RoundResultOut
-
-BOT_LEVEL = {"description": "Bot level", "enum": list(bots.LEVELS)}
 
 
 class EventBase(Schema):
@@ -49,7 +47,7 @@ class PlayerJoinedEvent(EventBase):
     type = discriminator("player_joined")
     seat = _seat()
     name = fields.String(required=True)
-    bot = enum(bots.LEVELS, required=True, allow_none=True)
+    bot = bot_level(required=True, allow_none=True)
 
 
 class GameStartedEvent(EventBase):
@@ -77,7 +75,7 @@ class DealtEvent(EventBase):
 class DrewEvent(EventBase, MoveFlags):
     type = discriminator("drew")
     seat = _seat()
-    source = enum(["stock", "discard"], required=True)
+    source = draw_source(required=True)
     card = card_field(
         "The card: public when taken from the discard pile; from the stock, only in the "
         "drawer's private copy"
@@ -143,12 +141,8 @@ class GameFinishedEvent(EventBase):
 class AutopilotOnEvent(EventBase):
     type = discriminator("autopilot_on")
     seat = _seat()
-    level = enum(bots.LEVELS, required=True)
-    reason = enum(
-        ["player", "missed_turns"],
-        required=True,
-        metadata={"description": "The player asked, or the turn timer after missed turns"},
-    )
+    level = bot_level(required=True)
+    reason = autopilot_reason(required=True)
 
 
 class AutopilotOffEvent(EventBase):

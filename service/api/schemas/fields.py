@@ -85,9 +85,19 @@ def card_field(description: str | None = None, **kwargs: Any) -> fields.String:
     )
 
 
-def enum(values: Iterable[str], **kwargs: Any) -> fields.String:
-    """A string of a closed set, documented as the spec's ``enum``."""
-    return fields.String(validate=validate.OneOf(list(values)), **kwargs)
+def closed_set(
+    name: str, values: Iterable[str], description: str, *, checked: bool = True, **kwargs: Any
+) -> fields.String:
+    """A string of a closed set, documented as a reference to the named enum
+    ``name`` of the spec (added to the components the first time a field uses
+    it), so that generated clients share one enum type for it.  ``checked``:
+    the field refuses another value (else the engine checks it, and says so)."""
+    allowed = list(values)
+    more = kwargs.pop("validate", None)
+    checks = ([validate.OneOf(allowed)] if checked else []) + ([more] if more else [])
+    field = fields.String(validate=checks, **kwargs)
+    schema = {"type": "string", "enum": allowed, "description": description}
+    return component(name, field, schema=schema)
 
 
 def discriminator(kind: str) -> fields.String:
@@ -95,13 +105,20 @@ def discriminator(kind: str) -> fields.String:
     return fields.String(required=True, validate=validate.Equal(kind))
 
 
-def component(name: str, field: fields.Field | None = None, **kwargs: Any) -> fields.Field:
+def component(
+    name: str,
+    field: fields.Field | None = None,
+    *,
+    schema: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> fields.Field:
     """``field`` (default: any JSON value), documented in the spec as a reference
     to the component schema ``name`` and nothing else: a union (``Move``,
-    ``Event``) or a schema built apart (the options).  The field still loads as
-    ``field`` does; the component is what the spec shows."""
+    ``Event``), a schema built apart (the options) or ``schema`` itself, which
+    is then added to the components.  The field still loads as ``field`` does;
+    the component is what the spec shows (nullable when the field allows null)."""
     made = field if field is not None else fields.Raw(**kwargs)
-    made.metadata = {**made.metadata, COMPONENT: name}
+    made.metadata = {**made.metadata, COMPONENT: (name, schema)}
     return made
 
 
@@ -109,14 +126,24 @@ COMPONENT = "t13_component"
 """The metadata key :func:`component` sets (not a property of the OpenAPI schema object)."""
 
 
-def component_property(converter: object, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
+def component_property(converter: Any, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
     """The apispec attribute function that documents a :func:`component` field as
-    its ``$ref`` alone (run last, it drops what the other functions derived)."""
-    name = field.metadata.get(COMPONENT)
-    if name is None:
+    its ``$ref`` alone, or, when it allows null, as ``allOf: [$ref]`` with
+    ``nullable`` and its description: what generators read as "this type or
+    null" (run last, it drops what the other functions derived)."""
+    if COMPONENT not in field.metadata:
         return {}
+    name, schema = field.metadata[COMPONENT]
+    if schema is not None and name not in converter.spec.components.schemas:
+        converter.spec.components.schema(name, schema)
     kwargs["ret"].clear()
-    return {"$ref": f"#/components/schemas/{name}"}
+    ref = {"$ref": f"#/components/schemas/{name}"}
+    if not field.allow_none:
+        return ref
+    description = field.metadata.get("description")
+    return {"allOf": [ref], "nullable": True} | (
+        {"description": description} if description else {}
+    )
 
 
 def register_union(

@@ -7,7 +7,7 @@ from typing import Any
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
-from service import bots
+from service.api.schemas import enums
 from service.api.schemas.fields import (
     FullMatch,
     Name,
@@ -17,18 +17,16 @@ from service.api.schemas.fields import (
     component,
     integer,
 )
-from service.engine.options import OPTION_SPECS, PRESETS, Options
+from service.engine.options import OPTION_SPECS, Options
 from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, Game
 
 
 def ruleset_field() -> fields.String:
-    return fields.String(
+    return enums.ruleset(  # checked by the engine (INVALID_OPTION)
+        checked=False,
         load_default="classic",
         validate=validate.Length(1, 40),
-        metadata={
-            "description": "The preset the options start from (default: classic)",
-            "enum": list(PRESETS),  # checked by the engine (INVALID_OPTION)
-        },
+        metadata={"description": "The preset the options start from (default: classic)"},
     )
 
 
@@ -50,13 +48,11 @@ CREATE_GAME_EXAMPLE = {
 
 class PlayerIn(Schema):
     name = Name(required=True)
-    bot = fields.String(
+    bot = enums.bot_level(  # checked by the engine (INVALID_OPTION)
+        checked=False,
         allow_none=True,
         load_default=None,
-        metadata={
-            "description": "Bot level playing this seat (default: null, a human seat)",
-            "enum": [*bots.LEVELS, None],  # checked by the engine (INVALID_OPTION)
-        },
+        metadata={"description": "Bot level playing this seat (default: null, a human seat)"},
     )
 
 
@@ -91,10 +87,9 @@ class JoinIn(Schema):
 
 
 class AutopilotIn(Schema):
-    level = fields.String(
+    level = enums.bot_level(
         load_default="basic",
-        validate=validate.OneOf(bots.LEVELS),
-        metadata={"description": "Bot level that plays the seat meanwhile"},
+        metadata={"description": "Bot level that plays the seat meanwhile (default: basic)"},
     )
 
 

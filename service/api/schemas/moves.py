@@ -14,7 +14,8 @@ from apispec import APISpec
 from marshmallow import Schema, ValidationError, fields, post_load, validate
 
 from service.api.problems import ApiError
-from service.api.schemas.fields import card_field, discriminator, enum, register_union
+from service.api.schemas.enums import draw_source
+from service.api.schemas.fields import card_field, discriminator, register_union
 from service.engine.moves import MAX_MELD_CARDS, MAX_MELDS, Move
 
 
@@ -28,7 +29,7 @@ class MoveSchema(Schema):
 
 class DrawMove(MoveSchema):
     type = discriminator("draw")
-    source = enum(["stock", "discard"], required=True)
+    source = draw_source(required=True)
 
 
 class DiscardMove(MoveSchema):

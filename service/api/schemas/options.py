@@ -12,6 +12,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
+from service.api.schemas.fields import closed_set
 from service.engine.options import OPTION_SPECS, OptionSpec
 
 
@@ -24,9 +25,8 @@ def _field(spec: OptionSpec, *, answered: bool) -> fields.Field:
     if isinstance(spec.default, bool):
         return fields.Boolean(**kwargs)
     if spec.enum_type is not None:
-        return fields.String(
-            validate=validate.OneOf([str(v) for v in spec.allowed or ()]), **kwargs
-        )
+        values = [str(v) for v in spec.allowed or ()]
+        return closed_set(spec.enum_type.__name__, values, spec.description, **kwargs)
     numbers = [v for v in spec.allowed or () if v is not None]
     low = spec.minimum if spec.allowed is None else min(numbers)
     high = spec.maximum if spec.allowed is None else max(numbers)

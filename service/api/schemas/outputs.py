@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
-from service import bots
-from service.api.problems import CODES
-from service.api.schemas.fields import card_field, component, enum
+from service.api.schemas.enums import bot_level, game_status, problem_code
+from service.api.schemas.fields import card_field, component
 from service.api.schemas.options import OptionValue
-from service.api.schemas.views import STATUSES, ArrangementOut, LayOffOut, RoundResultOut
+from service.api.schemas.views import ArrangementOut, LayOffOut, RoundResultOut
 
 
 class EvaluateOut(ArrangementOut):
@@ -20,14 +19,14 @@ class EvaluateOut(ArrangementOut):
 class SeatOut(Schema):
     seat = fields.Integer(required=True)
     name = fields.String(required=True)
-    bot = enum(bots.LEVELS, required=True, allow_none=True)
+    bot = bot_level(required=True, allow_none=True)
     token = fields.String(metadata={"description": "Bearer token of a human seat; shown only once"})
 
 
 class CreateGameOut(Schema):
     id = fields.String(required=True)
     version = fields.Integer(required=True)
-    status = enum(STATUSES, required=True)
+    status = game_status(required=True)
     seeded = fields.Boolean(required=True)
     players = fields.List(
         fields.Nested(SeatOut), required=True, metadata={"description": "The seats taken"}
@@ -38,7 +37,7 @@ class JoinOut(Schema):
     seat = fields.Integer(required=True)
     token = fields.String(required=True, metadata={"description": "Bearer token; shown only once"})
     version = fields.Integer(required=True)
-    status = enum(STATUSES, required=True)
+    status = game_status(required=True)
 
 
 class StreamTicketOut(Schema):
@@ -115,7 +114,7 @@ class RulesetOut(Schema):
 class RulesetsOut(Schema):
     rulesets = fields.List(fields.Nested(RulesetOut), required=True)
     options = fields.List(fields.Nested(OptionOut), required=True)
-    bots = fields.List(enum(bots.LEVELS), required=True)
+    bots = fields.List(bot_level(), required=True)
 
 
 class Problem(Schema):
@@ -125,7 +124,7 @@ class Problem(Schema):
     title = fields.String(required=True)
     status = fields.Integer(required=True)
     detail = fields.String(required=True)
-    code = enum(CODES, required=True, metadata={"description": "Stable: see docs/ERRORS.md"})
+    code = problem_code(required=True)
     errors = fields.Raw(
         metadata={
             "description": "VALIDATION_ERROR and engine errors: the messages by field "

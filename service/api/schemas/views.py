@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
-from service import bots
-from service.api.schemas.fields import card_field, component, enum
-
-STATUSES = ("waiting", "playing", "finished")
+from service.api.schemas.enums import bot_level, game_status, meld_kind, round_end, turn_phase
+from service.api.schemas.fields import card_field, component
 
 
 def _required_int(description: str | None = None) -> fields.Integer:
@@ -27,7 +25,7 @@ def _cards() -> fields.List:
 
 
 class MeldOut(Schema):
-    kind = enum(["set", "run"], required=True)
+    kind = meld_kind(required=True)
     cards = _cards()
 
 
@@ -55,7 +53,7 @@ class RoundResultOut(Schema):
     number = _required_int()
     wild_rank = fields.String(required=True)
     went_out = fields.Integer(required=True, allow_none=True)
-    ended_by = enum(["went_out", "turn_limit"], required=True)
+    ended_by = round_end(required=True)
     multiplier = _required_int()
     hands = fields.List(fields.Nested(HandResultOut), required=True)
     table = fields.List(
@@ -73,7 +71,7 @@ class RoundOut(Schema):
     wild_rank = fields.String(required=True)
     dealer = _required_int()
     turn = _required_int("The seat to play")
-    phase = enum(["draw", "discard"], required=True)
+    phase = turn_phase(required=True)
     stock_size = _required_int()
     discard_top = card_field(required=True, allow_none=True)
     discard_size = _required_int()
@@ -86,7 +84,7 @@ class RoundOut(Schema):
 class PlayerOut(Schema):
     seat = _required_int()
     name = fields.String(required=True, allow_none=True, metadata={"description": "Null: open"})
-    bot = enum(bots.LEVELS, required=True, allow_none=True)
+    bot = bot_level(required=True, allow_none=True)
     autopilot = fields.Boolean(
         required=True, metadata={"description": "A human seat played by a bot for now"}
     )
@@ -126,7 +124,7 @@ class RematchLinkOut(Schema):
 class GameView(Schema):
     id = fields.String(required=True)
     version = _required_int("Also the ETag")
-    status = enum(STATUSES, required=True)
+    status = game_status(required=True)
     ruleset = fields.String(required=True)
     options = component("Options", required=True)
     decks = _required_int()
