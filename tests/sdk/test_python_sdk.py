@@ -31,10 +31,16 @@ def names(source: str) -> set[str]:
     return {t.string for t in tokens if t.type == tokenize.NAME}
 
 
+def readme_example(readme: str) -> str:
+    """The ``python`` code block of the package's README."""
+    return readme.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 @pytest.fixture(scope="module")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = python_client(tmp_path_factory.mktemp("py") / "three-thirteen-client")
     shutil.copyfile(PROGRAM, root / "play.py")
+    (root / "readme_example.py").write_text(readme_example((root / "README.md").read_text()))
     return root
 
 
@@ -44,9 +50,9 @@ def test_the_program_has_no_casts_ignores_or_untyped_values() -> None:
     assert "type: ignore" not in source
 
 
-def test_the_program_passes_mypy_strict(package: Path) -> None:
+def test_the_program_and_the_readme_example_pass_mypy_strict(package: Path) -> None:
     checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "play.py"],
+        [sys.executable, "-m", "mypy", "--strict", "play.py", "readme_example.py"],
         cwd=package,
         capture_output=True,
         text=True,

@@ -46,7 +46,8 @@ APP_TSCONFIG = {
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A program using the built package as an integrator's app would: the
-    package (and the tools' @types) under its node_modules, compiled strict."""
+    package (and the tools' @types) under its node_modules, compiled strict,
+    with the package README's example beside it."""
     root = tmp_path_factory.mktemp("ts")
     package = typescript_client(root / "three-thirteen-client")
     app = root / "app"
@@ -57,6 +58,8 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (app / "package.json").write_text(json.dumps({"type": "module", "private": True}))
     (app / "tsconfig.json").write_text(json.dumps(APP_TSCONFIG))
     shutil.copyfile(PROGRAM, app / "src" / "play.ts")
+    readme = (package / "README.md").read_text()  # its example compiles too
+    (app / "src" / "readme.ts").write_text(readme.split("```ts\n", 1)[1].split("```", 1)[0])
     compiled = subprocess.run(
         [str(NODE_MODULES / ".bin" / "tsc"), "-p", ".", "--strict"],
         cwd=app,
