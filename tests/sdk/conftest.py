@@ -4,8 +4,11 @@ type checker would let through."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +34,16 @@ def escapes(source: str, comments: str, forbidden: Mapping[str, str]) -> list[st
     """The names of the ``forbidden`` patterns (name -> regex) found in the code."""
     code = code_only(source, comments)
     return [name for name, regex in forbidden.items() if re.search(regex, code)]
+
+
+def run(command: list[str], cwd: Path, **env: str) -> str:
+    """Run ``command`` in ``cwd`` (``env`` added to the environment); its output,
+    once it exited 0 (else the test fails with what it printed)."""
+    done = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=300, env={**os.environ, **env}
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
 
 
 @pytest.fixture

@@ -6,9 +6,7 @@ and plays round 1 of a game against a live service (tests/sdk/play.py)."""
 from __future__ import annotations
 
 import io
-import os
 import shutil
-import subprocess
 import sys
 import tokenize
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sdk.build import python_client
+from tests.sdk.conftest import run
 
 PROGRAM = Path(__file__).with_name("play.py")
 FORBIDDEN = ("cast", "Any", "additional_properties")
@@ -51,25 +50,10 @@ def test_the_program_has_no_casts_ignores_or_untyped_values() -> None:
 
 
 def test_the_program_and_the_readme_example_pass_mypy_strict(package: Path) -> None:
-    checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "play.py", "readme_example.py"],
-        cwd=package,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "MYPYPATH": str(package)},
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    mypy = [sys.executable, "-m", "mypy", "--strict", "play.py", "readme_example.py"]
+    run(mypy, package, MYPYPATH=str(package))
 
 
 def test_the_typed_program_plays_round_one(package: Path, service_url: str) -> None:
-    played = subprocess.run(
-        [sys.executable, "play.py", service_url],
-        cwd=package,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(package)},
-    )
-    assert played.returncode == 0, played.stdout + played.stderr
-    assert "played round 1 of" in played.stdout
+    played = run([sys.executable, "play.py", service_url], package, PYTHONPATH=str(package))
+    assert "played round 1 of" in played

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from sdk.build import NODE_MODULES, typescript_client
-from tests.sdk.conftest import escapes
+from tests.sdk.conftest import escapes, run
 
 PROGRAM = Path(__file__).with_name("play.ts")
 FORBIDDEN = {
@@ -60,14 +59,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copyfile(PROGRAM, app / "src" / "play.ts")
     readme = (package / "README.md").read_text()  # its example compiles too
     (app / "src" / "readme.ts").write_text(readme.split("```ts\n", 1)[1].split("```", 1)[0])
-    compiled = subprocess.run(
-        [str(NODE_MODULES / ".bin" / "tsc"), "-p", ".", "--strict"],
-        cwd=app,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    run([str(NODE_MODULES / ".bin" / "tsc"), "-p", ".", "--strict"], app)
     return app
 
 
@@ -87,12 +79,4 @@ def test_the_escape_check_finds_each_escape() -> None:
 
 
 def test_the_typed_program_plays_round_one(app: Path, service_url: str) -> None:
-    played = subprocess.run(
-        ["node", "dist/play.js", service_url],
-        cwd=app,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert played.returncode == 0, played.stdout + played.stderr
-    assert "played round 1 of" in played.stdout
+    assert "played round 1 of" in run(["node", "dist/play.js", service_url], app)
