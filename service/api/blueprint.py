@@ -4,6 +4,9 @@ The standard library's parser raises RecursionError on deeply nested input
 (``[[[[…`` thousands deep), which would surface as a 500; orjson refuses such
 input as invalid JSON, answered 400 ``INVALID_JSON`` like every malformed body.
 A body not declared as JSON is answered 415 (:mod:`service.api.media`).
+
+Routes document their error answers with :func:`document_errors`: problem+json,
+an example of each code, and the headers a problem carries.
 """
 
 from __future__ import annotations
