@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install run test lint format typecheck bench bench-ab bench-bots bench-http bench-realtime bench-report openapi docs soak clean
+.PHONY: install run test lint format typecheck sdk bench bench-ab bench-bots bench-http bench-realtime bench-report openapi docs soak clean
 
 $(STAMP): pyproject.toml setup.py service/engine/_solver_native.c
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,9 @@ bench: install ## hand solver speed on a corpus of >= 10,000 hands
 
 openapi: install ## regenerate openapi/openapi.json from the app
 	$(PY) -m service.openapi
+
+sdk: install ## the Python and TypeScript clients, generated from openapi/openapi.json, into build/sdk/ (needs npm)
+	$(PY) sdk/build.py
 
 bench-bots: install ## bot decision times and strength tables (about 20 minutes here, 50 on a slower machine)
 	$(PY) bench/bots_bench.py --strength

@@ -21,7 +21,8 @@ from service.api import (
 from service.api.context import Services
 from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
-from service.api.schemas import moves, outputs
+from service.api.schemas import events, headers, moves, options, outputs
+from service.api.schemas.fields import component_property
 from service.config import Config
 from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore
@@ -70,6 +71,17 @@ class ProblemApi(Api):  # type: ignore[misc]
             self.DEFAULT_RESPONSE_CONTENT_TYPE = default
 
 
+def _register_components(api: Api) -> None:
+    """The spec's components the routes refer to by name: header parameters and
+    response headers, the ``Move`` and ``Event`` unions, the options."""
+    api.ma_plugin.converter.add_attribute_function(component_property)
+    headers.register_spec(api.spec)
+    moves.register_spec(api.spec)
+    events.register_spec(api.spec)
+    api.spec.components.schema("Options", schema=options.Options)
+    api.spec.components.schema("OptionsIn", schema=options.OptionsIn)
+
+
 def create_app(config: Config | None = None, store: GameStore | None = None) -> Flask:
     """Build the app for ``config`` (default: from the environment)."""
     config = config or Config.from_env()
@@ -96,7 +108,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     api = ProblemApi(app)
     app.extensions["t13_spec"] = api.spec
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
-    moves.register_spec(api.spec)
+    _register_components(api)
     api.register_blueprint(game_routes.blp)
     api.register_blueprint(fairplay_routes.blp)
     api.register_blueprint(rules_routes.blp)

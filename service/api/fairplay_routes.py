@@ -13,6 +13,7 @@ from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, documen
 from service.api.context import store
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
+from service.api.schemas.headers import headers, parameters
 from service.api.snapshots import snapshot
 from service.api.writes import ChangeOutcome, Write, change, create_game, current, optimistic_write
 from service.engine.records import Event
@@ -40,9 +41,13 @@ def _seat_change(game_id: str, level: str | None) -> Response:
 
 @blp.route("/<game_id:game_id>/autopilot")
 class Autopilot(MethodView):
-    @blp.doc(operationId="startAutopilot", security=[{"bearer": []}])
-    @blp.arguments(inputs.AutopilotIn())
-    @blp.response(200, views.PlayerView)
+    @blp.doc(
+        operationId="startAutopilot",
+        security=[{"bearer": []}],
+        parameters=parameters("Idempotency-Key"),
+    )
+    @blp.arguments(inputs.AutopilotIn(), example={"level": "basic"})
+    @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
     @document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level"})
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Hand your seat to a bot
@@ -52,8 +57,12 @@ class Autopilot(MethodView):
         """
         return _seat_change(game_id, body["level"])
 
-    @blp.doc(operationId="stopAutopilot", security=[{"bearer": []}])
-    @blp.response(200, views.PlayerView)
+    @blp.doc(
+        operationId="stopAutopilot",
+        security=[{"bearer": []}],
+        parameters=parameters("Idempotency-Key"),
+    )
+    @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
     @document_errors(blp, ERRORS_PLAYER)
     def delete(self, game_id: str) -> Response:
         """Take your seat back from the bot"""
@@ -62,9 +71,23 @@ class Autopilot(MethodView):
 
 @blp.route("/<game_id:game_id>/rematch")
 class Rematch(MethodView):
-    @blp.doc(operationId="rematch", security=[{"bearer": []}])
-    @blp.response(201, outputs.RematchOut)
-    @document_errors(blp, {**ERRORS_PLAYER, 409: "Game not finished, or seat claimed"})
+    @blp.doc(
+        operationId="rematch", security=[{"bearer": []}], parameters=parameters("Idempotency-Key")
+    )
+    @blp.response(
+        201, outputs.RematchOut, headers=headers("ETag", "Location", "Idempotent-Replayed")
+    )
+    @document_errors(
+        blp,
+        {
+            **ERRORS_PLAYER,
+            403: "No seat of the rematch reserved for this token",
+            409: "Game not finished, or seat claimed",
+        },
+        "SEAT_NOT_RESERVED",
+        "GAME_NOT_FINISHED",
+        "SEAT_ALREADY_CLAIMED",
+    )
     def post(self, game_id: str) -> Response:
         """Rematch
 
@@ -126,7 +149,7 @@ def _rematch_id(game_id: str) -> str:
 class Replay(MethodView):
     @blp.doc(operationId="getReplay")
     @blp.response(200, outputs.ReplayOut)
-    @document_errors(blp, {**ERRORS_READ, 409: "Game not finished"})
+    @document_errors(blp, {**ERRORS_READ, 409: "Game not finished"}, "GAME_NOT_FINISHED")
     def get(self, game_id: str) -> Response:
         """Replay of a finished game
 

@@ -21,6 +21,8 @@ from service.api.context import services, store
 from service.api.idempotency import Idempotency, idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
+from service.api.schemas.headers import headers, parameters
+from service.api.schemas.moves import MOVE_EXAMPLES
 from service.api.writes import ChangeOutcome, change, create_game, current
 from service.hosting import seating
 from service.hosting.record import GameRecord
@@ -34,17 +36,24 @@ blp = Blueprint(
 
 @blp.route("")
 class Games(MethodView):
-    @blp.doc(operationId="createGame")
-    @blp.arguments(inputs.CreateGameIn())
-    @blp.response(201, outputs.CreateGameOut)
+    @blp.doc(operationId="createGame", parameters=parameters("Idempotency-Key"))
+    @blp.arguments(inputs.CreateGameIn(), example=inputs.CREATE_GAME_EXAMPLE)
+    @blp.response(
+        201, outputs.CreateGameOut, headers=headers("ETag", "Location", "Idempotent-Replayed")
+    )
     @document_errors(
         blp,
         {
-            400: "Malformed JSON",
+            400: "Malformed JSON, or a weak Idempotency-Key",
             422: "Invalid players, seats or options",
             429: "Rate limited",
             503: "Storage unavailable",
         },
+        "INVALID_JSON",
+        "WEAK_IDEMPOTENCY_KEY",
+        "VALIDATION_ERROR",
+        "INVALID_OPTION",
+        "IDEMPOTENCY_KEY_REUSED",
     )
     def post(self, body: dict[str, Any]) -> Response:
         """Create a game
@@ -111,9 +120,9 @@ def _save_created(
 
 @blp.route("/<game_id:game_id>")
 class Game(MethodView):
-    @blp.doc(operationId="getGame")
-    @blp.response(200, views.GameView)
-    @blp.alt_response(304, description="Not modified (If-None-Match)")
+    @blp.doc(operationId="getGame", parameters=parameters("If-None-Match"))
+    @blp.response(200, views.GameView, headers=headers("ETag"))
+    @blp.alt_response(304, description="Not modified (If-None-Match)", headers=headers("ETag"))
     @document_errors(blp, ERRORS_READ)
     def get(self, game_id: str) -> Response:
         """Public view of a game
@@ -126,9 +135,13 @@ class Game(MethodView):
 
 @blp.route("/<game_id:game_id>/view")
 class PlayerViewResource(MethodView):
-    @blp.doc(operationId="getPlayerView", security=[{"bearer": []}])
-    @blp.response(200, views.PlayerView)
-    @blp.alt_response(304, description="Not modified (If-None-Match)")
+    @blp.doc(
+        operationId="getPlayerView",
+        security=[{"bearer": []}],
+        parameters=parameters("If-None-Match"),
+    )
+    @blp.response(200, views.PlayerView, headers=headers("ETag"))
+    @blp.alt_response(304, description="Not modified (If-None-Match)", headers=headers("ETag"))
     @document_errors(blp, ERRORS_PLAYER)
     def get(self, game_id: str) -> Response:
         """A seat's view
@@ -141,11 +154,23 @@ class PlayerViewResource(MethodView):
 
 @blp.route("/<game_id:game_id>/players")
 class Players(MethodView):
-    @blp.doc(operationId="joinGame")
-    @blp.arguments(inputs.JoinIn())
-    @blp.response(201, outputs.JoinOut)
+    @blp.doc(operationId="joinGame", parameters=parameters("Idempotency-Key"))
+    @blp.arguments(inputs.JoinIn(), example={"name": "cy"})
+    @blp.response(201, outputs.JoinOut, headers=headers("ETag", "Idempotent-Replayed"))
     @document_errors(
-        blp, {**ERRORS_READ, 409: "No open seat", 422: "Invalid name", 429: "Rate limited"}
+        blp,
+        {
+            **ERRORS_READ,
+            400: "Malformed JSON, or a weak Idempotency-Key",
+            409: "No open seat",
+            422: "Invalid name",
+            429: "Rate limited",
+        },
+        "INVALID_JSON",
+        "WEAK_IDEMPOTENCY_KEY",
+        "GAME_FULL",
+        "VALIDATION_ERROR",
+        "IDEMPOTENCY_KEY_REUSED",
     )
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Take an open seat
@@ -175,14 +200,20 @@ TICKET_BYTES = 24
 
 MOVE_BODY = {
     "required": True,
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Move"}}},
+    "content": {
+        "application/json": {
+            "schema": {"$ref": "#/components/schemas/Move"},
+            "example": MOVE_EXAMPLES["draw"],
+            "examples": {kind: {"value": body} for kind, body in MOVE_EXAMPLES.items()},
+        }
+    },
 }
 
 
 @blp.route("/<game_id:game_id>/moves")
 class Moves(MethodView):
     @blp.doc(requestBody=MOVE_BODY)
-    @blp.response(200, views.PlayerView)
+    @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
     @document_errors(
         blp,
         {
@@ -193,8 +224,18 @@ class Moves(MethodView):
             422: "Invalid or illegal move",
             429: "Rate limited",
         },
+        "NOT_YOUR_TURN",
+        "WRONG_PHASE",
+        "GAME_NOT_IN_PROGRESS",
+        "VALIDATION_ERROR",
+        "CARD_NOT_IN_HAND",
+        "IDEMPOTENCY_KEY_REUSED",
     )
-    @blp.doc(operationId="makeMove", security=[{"bearer": []}])
+    @blp.doc(
+        operationId="makeMove",
+        security=[{"bearer": []}],
+        parameters=parameters("If-Match", "Idempotency-Key"),
+    )
     def post(self, game_id: str) -> Response:
         """Make a move
 
@@ -224,7 +265,7 @@ EVENTS_200 = {
 
 @blp.route("/<game_id:game_id>/events")
 class Events(MethodView):
-    @blp.doc(operationId="listEvents", security=[{}, {"bearer": []}])
+    @blp.doc(operationId="listEvents")
     @blp.arguments(inputs.EventsQuery(), location="query")
     @blp.arguments(inputs.EventsHeaders(), location="headers")
     @blp.response(200, outputs.EventsOut)
@@ -238,7 +279,8 @@ class Events(MethodView):
         event arrives. With `Accept: text/event-stream` (Server-Sent Events)
         or `application/x-ndjson`, a stream of them as they happen, with
         heartbeats, resumed with `Last-Event-ID`. A seat's bearer token, or a
-        stream ticket, adds the events private to that seat.
+        stream ticket, adds the events private to that seat (the token is
+        optional: the operation declares no security requirement).
         """
         media = streams.negotiate(request.accept_mimetypes)
         after = query["after"]

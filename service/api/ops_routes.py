@@ -6,10 +6,8 @@ package: no CDN is contacted.
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, Response, current_app, send_from_directory
-from marshmallow import Schema, fields
+from marshmallow import Schema
 from swagger_ui_bundle import swagger_ui_path
 
 from service.api import metrics
@@ -18,6 +16,8 @@ from service.api.blueprint import document_errors
 from service.api.context import store
 from service.api.problems import RETRY_AFTER_SECONDS, problem
 from service.api.responses import json_response
+from service.api.schemas.enums import probe_status
+from service.api.spec import finalize_spec
 from service.store.shutdown import shutting_down
 
 blp = ApiBlueprint("ops", __name__, description="Health, readiness and metrics")
@@ -25,7 +25,7 @@ docs_blp = Blueprint("docs", __name__)
 
 
 class StatusOut(Schema):
-    status = fields.String()
+    status = probe_status(required=True)
 
 
 DOCS_PAGE = """<!doctype html>
@@ -90,32 +90,6 @@ def metrics_view() -> Response:
     Requests, latencies, moves, games and errors, in the text exposition format.
     """
     return metrics.exposition()
-
-
-def finalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """The generated spec with nullable references spelled the way client
-    generators understand: apispec writes ``anyOf: [{type: object, nullable},
-    {$ref}]``, which generators read as "any object"; OpenAPI 3.0's own form is
-    ``allOf: [{$ref}]`` with ``nullable: true``."""
-
-    def fix(node: Any) -> Any:
-        if isinstance(node, dict):
-            any_of = node.get("anyOf")
-            if (
-                isinstance(any_of, list)
-                and len(any_of) == 2
-                and any_of[0] == {"type": "object", "nullable": True}
-                and set(any_of[1]) == {"$ref"}
-            ):
-                rest = {k: fix(v) for k, v in node.items() if k != "anyOf"}
-                return {**rest, "allOf": [any_of[1]], "nullable": True}
-            return {k: fix(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [fix(v) for v in node]
-        return node
-
-    fixed: dict[str, Any] = fix(spec)
-    return fixed
 
 
 @docs_blp.get("/openapi.json")

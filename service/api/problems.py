@@ -115,6 +115,25 @@ class ApiError(Exception):
         self.extra = extra
 
 
+def problem_body(
+    code: str, detail: str, *, status: int | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The problem details of ``code`` (the body of :func:`problem`, and the spec's examples).
+
+    >>> problem_body("GAME_NOT_FOUND", "no game with this id")["type"]
+    'https://three-thirteen.dev/problems/game-not-found'
+    """
+    default_status, title = CODES.get(code, (status or 500, code.replace("_", " ").title()))
+    return {
+        "type": f"https://three-thirteen.dev/problems/{code.lower().replace('_', '-')}",
+        "title": title,
+        "status": status or default_status,
+        "detail": detail,
+        "code": code,
+        **extra,
+    }
+
+
 def problem(
     code: str,
     detail: str,
@@ -126,16 +145,8 @@ def problem(
     """The problem+json response for ``code`` (counted in the metrics): what every
     error answer is, including those the server writes for requests it cannot
     parse (:mod:`service.serving`)."""
-    default_status, title = CODES.get(code, (status or 500, code.replace("_", " ").title()))
-    status = status or default_status
-    body = {
-        "type": f"https://three-thirteen.dev/problems/{code.lower().replace('_', '-')}",
-        "title": title,
-        "status": status,
-        "detail": detail,
-        "code": code,
-        **extra,
-    }
+    body = problem_body(code, detail, status=status, **extra)
+    status = body["status"]
     metrics.ERRORS.labels(code).inc()
     # OPT_NON_STR_KEYS: marshmallow keys errors of list items by index (an int)
     payload = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
@@ -152,8 +163,8 @@ def _field_errors(exc: engine.EngineError) -> dict[str, Any]:
 def engine_problem(exc: engine.EngineError) -> Response:
     """Map an engine or lobby error to its answer."""
     if isinstance(exc, engine.StateConflictError | HostingError):
-        status = CODES[exc.code][0] if exc.code in CODES else 409
-        return problem(exc.code, exc.message, status=status, **_field_errors(exc))
+        code = exc.code if exc.code in CODES else "CONFLICT"
+        return problem(code, exc.message, status=CODES[code][0], **_field_errors(exc))
     if isinstance(exc, engine.MalformedError):
         code = exc.code if exc.code in CODES else "MALFORMED"
         return problem(code, exc.message, status=422, **_field_errors(exc))

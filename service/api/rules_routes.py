@@ -19,7 +19,9 @@ blp = Blueprint("rules", __name__, url_prefix="/v1", description="Rules and hand
 
 @blp.route("/hands/evaluate")
 class Evaluate(MethodView):
-    @blp.arguments(inputs.EvaluateIn())
+    @blp.arguments(
+        inputs.EvaluateIn(), example={"cards": ["7H", "8H", "9H", "3S", "KD"], "wild_rank": "3"}
+    )
     @blp.response(200, outputs.EvaluateOut)
     @document_errors(blp, {422: "Invalid cards or options"})
     @blp.doc(operationId="evaluateHand")

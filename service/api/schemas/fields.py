@@ -1,13 +1,16 @@
 """Field types of the HTTP contract: names, card codes, strict integers and the
-query string's numbers, each validated as the API documents it."""
+query string's numbers, each validated as the API documents it; enums of closed
+sets, and fields documented as a named component of the spec (:func:`component`)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from marshmallow import ValidationError, fields, validate
+from apispec import APISpec
+from marshmallow import Schema, ValidationError, fields, validate
 
 
 class FullMatch(validate.Regexp):
@@ -69,15 +72,97 @@ def _card_characters(value: str) -> str:
     return value
 
 
-def card_field(**kwargs: object) -> fields.String:
+def card_field(description: str | None = None, **kwargs: Any) -> fields.String:
+    """A card code (``description``: what the card is, beside its code)."""
+    shown = "Card code: A 2..10 J Q K + C D H S, or JK (T, lower case accepted)"
     return fields.String(
         validate=[validate.Length(1, 3), _card_characters],
         metadata={
-            "description": "Card code: A 2..10 J Q K + C D H S, or JK (T, lower case accepted)",
+            "description": shown if description is None else f"{description}. {shown}",
             "example": "7H",
         },
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
+
+
+def closed_set(
+    name: str, values: Iterable[str], description: str, *, checked: bool = True, **kwargs: Any
+) -> fields.String:
+    """A string of a closed set, documented as a reference to the named enum
+    ``name`` of the spec (added to the components the first time a field uses
+    it), so that generated clients share one enum type for it.  ``checked``:
+    the field refuses another value (else the engine checks it, and says so)."""
+    allowed = list(values)
+    more = kwargs.pop("validate", None)
+    checks = ([validate.OneOf(allowed)] if checked else []) + ([more] if more else [])
+    field = fields.String(validate=checks, **kwargs)
+    schema = {"type": "string", "enum": allowed, "description": description}
+    return component(name, field, schema=schema)
+
+
+def discriminator(kind: str) -> fields.String:
+    """The ``type`` of a member of a union: required, and ``kind`` only."""
+    return fields.String(required=True, validate=validate.Equal(kind))
+
+
+def component(
+    name: str,
+    field: fields.Field | None = None,
+    *,
+    schema: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> fields.Field:
+    """``field`` (default: any JSON value), documented in the spec as a reference
+    to the component schema ``name`` and nothing else: a union (``Move``,
+    ``Event``), a schema built apart (the options) or ``schema`` itself, which
+    is then added to the components.  The field still loads as ``field`` does;
+    the component is what the spec shows (nullable when the field allows null)."""
+    made = field if field is not None else fields.Raw(**kwargs)
+    made.metadata = {**made.metadata, COMPONENT: (name, schema)}
+    return made
+
+
+COMPONENT = "t13_component"
+"""The metadata key :func:`component` sets (not a property of the OpenAPI schema object)."""
+
+
+def component_property(converter: Any, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
+    """The apispec attribute function that documents a :func:`component` field as
+    its ``$ref`` alone, or, when it allows null, as ``allOf: [$ref]`` with
+    ``nullable`` and its description: what generators read as "this type or
+    null" (run last, it drops what the other functions derived)."""
+    if COMPONENT not in field.metadata:
+        return {}
+    name, schema = field.metadata[COMPONENT]
+    if schema is not None and name not in converter.spec.components.schemas:
+        converter.spec.components.schema(name, schema)
+    kwargs["ret"].clear()
+    ref = {"$ref": f"#/components/schemas/{name}"}
+    if not field.allow_none:
+        return ref
+    description = field.metadata.get("description")
+    return {"allOf": [ref], "nullable": True} | (
+        {"description": description} if description else {}
+    )
+
+
+def register_union(
+    spec: APISpec, name: str, members: Mapping[str, type[Schema]], description: str
+) -> None:
+    """Add ``members`` (by their ``type``) and ``name``, their ``oneOf``, to the
+    spec's components, with the discriminator's explicit mapping: what generated
+    clients need to tell the members apart (and a member sent back unchanged
+    is a valid body of any operation taking the union)."""
+    refs = {}
+    for kind, schema in members.items():
+        spec.components.schema(schema.__name__, schema=schema)
+        refs[kind] = f"#/components/schemas/{schema.__name__}"
+    union = {
+        "description": description,
+        "oneOf": [{"$ref": ref} for ref in refs.values()],
+        "discriminator": {"propertyName": "type", "mapping": refs},
+    }
+    spec.components.schema(name, union)
 
 
 def integer(**kwargs: Any) -> fields.Integer:

@@ -7,25 +7,52 @@ from typing import Any
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
-from service import bots
+from service.api.schemas import enums
 from service.api.schemas.fields import (
     FullMatch,
     Name,
     QueryInteger,
     QueryNumber,
     card_field,
+    component,
     integer,
 )
 from service.engine.options import OPTION_SPECS, Options
 from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, Game
 
 
+def ruleset_field() -> fields.String:
+    return enums.ruleset(  # checked by the engine (INVALID_OPTION)
+        checked=False,
+        load_default="classic",
+        validate=validate.Length(1, 40),
+        metadata={"description": "The preset the options start from (default: classic)"},
+    )
+
+
+def options_field(description: str) -> fields.Field:
+    """The options of a request: a plain object the engine checks (INVALID_OPTION
+    names the option), documented as ``OptionsIn``."""
+    return component(
+        "OptionsIn",
+        fields.Dict(keys=fields.String(), load_default=dict, metadata={"description": description}),
+    )
+
+
+CREATE_GAME_EXAMPLE = {
+    "players": [{"name": "ann"}, {"name": "bob", "bot": "basic"}],
+    "ruleset": "classic",
+    "options": {"lay_off": True},
+}
+
+
 class PlayerIn(Schema):
     name = Name(required=True)
-    bot = fields.String(
+    bot = enums.bot_level(  # checked by the engine (INVALID_OPTION)
+        checked=False,
         allow_none=True,
         load_default=None,
-        metadata={"description": "Bot level playing this seat; see GET /v1/rulesets"},
+        metadata={"description": "Bot level playing this seat (default: null, a human seat)"},
     )
 
 
@@ -37,12 +64,8 @@ class CreateGameIn(Schema):
         validate=validate.Range(2, MAX_PLAYERS),
         metadata={"description": "Total seats; defaults to the number of players"},
     )
-    ruleset = fields.String(load_default="classic", validate=validate.Length(1, 40))
-    options = fields.Dict(
-        keys=fields.String(),
-        load_default=dict,
-        metadata={"description": "Option overrides over the ruleset; see GET /v1/rulesets"},
-    )
+    ruleset = ruleset_field()
+    options = options_field("Option overrides over the ruleset; see GET /v1/rulesets")
     seed = fields.String(
         validate=validate.Length(1, 128),
         metadata={"description": "Honoured only when the server allows seeded games"},
@@ -64,10 +87,9 @@ class JoinIn(Schema):
 
 
 class AutopilotIn(Schema):
-    level = fields.String(
+    level = enums.bot_level(
         load_default="basic",
-        validate=validate.OneOf(bots.LEVELS),
-        metadata={"description": "Bot level that plays the seat meanwhile"},
+        metadata={"description": "Bot level that plays the seat meanwhile (default: basic)"},
     )
 
 
@@ -95,8 +117,8 @@ class EvaluateIn(Schema):
         validate=validate.Range(1, 26),
         metadata={"description": "Round number instead of wild_rank (schedule of the options)"},
     )
-    options = fields.Dict(keys=fields.String(), load_default=dict)
-    ruleset = fields.String(load_default="classic", validate=validate.Length(1, 40))
+    options = options_field("Option overrides over the ruleset")
+    ruleset = ruleset_field()
     table = fields.List(
         fields.List(card_field(), validate=validate.Length(3, TABLE_CARDS)),
         validate=validate.Length(0, TABLE_MELDS),

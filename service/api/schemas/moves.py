@@ -14,7 +14,8 @@ from apispec import APISpec
 from marshmallow import Schema, ValidationError, fields, post_load, validate
 
 from service.api.problems import ApiError
-from service.api.schemas.fields import card_field
+from service.api.schemas.enums import draw_source
+from service.api.schemas.fields import card_field, discriminator, register_union
 from service.engine.moves import MAX_MELD_CARDS, MAX_MELDS, Move
 
 
@@ -27,17 +28,17 @@ class MoveSchema(Schema):
 
 
 class DrawMove(MoveSchema):
-    type = fields.String(required=True, validate=validate.Equal("draw"))
-    source = fields.String(required=True, validate=validate.OneOf(["stock", "discard"]))
+    type = discriminator("draw")
+    source = draw_source(required=True)
 
 
 class DiscardMove(MoveSchema):
-    type = fields.String(required=True, validate=validate.Equal("discard"))
+    type = discriminator("discard")
     card = card_field(required=True)
 
 
 class GoOutMove(MoveSchema):
-    type = fields.String(required=True, validate=validate.Equal("go_out"))
+    type = discriminator("go_out")
     discard = card_field(required=True)
     melds = fields.List(
         fields.List(card_field(), validate=validate.Length(1, MAX_MELD_CARDS)),
@@ -53,20 +54,23 @@ MOVE_SCHEMAS: dict[str, MoveSchema] = {
 }
 
 
+MOVE_EXAMPLES = {
+    "draw": {"type": "draw", "source": "stock"},
+    "discard": {"type": "discard", "card": "7H"},
+    "go_out": {"type": "go_out", "discard": "KD", "melds": [["3C", "4C", "5C"]]},
+}
+"""One body of each move type (a draw from the stock is valid at the start of any turn)."""
+
+
 def register_spec(spec: APISpec) -> None:
     """Add the move body to ``spec``: ``Move``, a ``oneOf`` of the three schemas
-    discriminated by ``type``."""
-    refs = {}
-    for kind, schema in MOVE_SCHEMAS.items():
-        name = type(schema).__name__
-        spec.components.schema(name, schema=type(schema))
-        refs[kind] = f"#/components/schemas/{name}"
-    spec.components.schema(
+    discriminated by ``type``; a seat's view lists its legal moves with it."""
+    register_union(
+        spec,
         "Move",
-        {
-            "oneOf": [{"$ref": ref} for ref in refs.values()],
-            "discriminator": {"propertyName": "type", "mapping": refs},
-        },
+        {kind: type(schema) for kind, schema in MOVE_SCHEMAS.items()},
+        "One move, discriminated by `type`: any item of a view's `legal_moves` is one, "
+        "to be posted back as it is.",
     )
 
 

@@ -3,35 +3,41 @@ replays, rulesets, a hand's evaluation, and problems."""
 
 from __future__ import annotations
 
-from marshmallow import INCLUDE, Schema, fields
+from marshmallow import Schema, fields
 
-from service.api.schemas.views import ArrangementOut, MoveOut, RoundResultOut
+from service.api.schemas.enums import bot_level, game_status, problem_code
+from service.api.schemas.fields import card_field, component
+from service.api.schemas.options import OptionValue
+from service.api.schemas.views import ArrangementOut, LayOffOut, RoundResultOut
 
 
 class EvaluateOut(ArrangementOut):
-    wild_rank = fields.String(metadata={"description": "The wild rank used"})
+    layoffs = fields.List(fields.Nested(LayOffOut), required=True)
+    wild_rank = fields.String(required=True, metadata={"description": "The wild rank used"})
 
 
 class SeatOut(Schema):
-    seat = fields.Integer()
-    name = fields.String()
-    bot = fields.String(allow_none=True)
-    token = fields.String(metadata={"description": "Bearer token; shown only once"})
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    bot = bot_level(required=True, allow_none=True)
+    token = fields.String(metadata={"description": "Bearer token of a human seat; shown only once"})
 
 
 class CreateGameOut(Schema):
-    id = fields.String()
-    version = fields.Integer()
-    status = fields.String()
-    seeded = fields.Boolean()
-    players = fields.List(fields.Nested(SeatOut))
+    id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    status = game_status(required=True)
+    seeded = fields.Boolean(required=True)
+    players = fields.List(
+        fields.Nested(SeatOut), required=True, metadata={"description": "The seats taken"}
+    )
 
 
 class JoinOut(Schema):
-    seat = fields.Integer()
-    token = fields.String()
-    version = fields.Integer()
-    status = fields.String()
+    seat = fields.Integer(required=True)
+    token = fields.String(required=True, metadata={"description": "Bearer token; shown only once"})
+    version = fields.Integer(required=True)
+    status = game_status(required=True)
 
 
 class StreamTicketOut(Schema):
@@ -45,84 +51,88 @@ class StreamTicketOut(Schema):
 
 
 class RematchOut(JoinOut):
-    id = fields.String()
+    id = fields.String(required=True, metadata={"description": "The rematch's id"})
 
 
 class ActionOut(Schema):
-    seat = fields.Integer()
-    move = fields.Nested(MoveOut)
-    automatic = fields.Boolean()
+    seat = fields.Integer(required=True)
+    move = component("Move", required=True)
+    automatic = fields.Boolean(metadata={"description": "Present (true): made by the turn timer"})
 
 
 class DealOut(Schema):
-    round = fields.Integer()
-    dealer = fields.Integer()
-    discard_top = fields.String()
-    hands = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
+    round = fields.Integer(required=True)
+    dealer = fields.Integer(required=True)
+    discard_top = card_field(required=True)
+    hands = fields.Dict(
+        keys=fields.String(),
+        values=fields.List(card_field()),
+        required=True,
+        metadata={"description": "Every seat's hand as dealt, by seat number"},
+    )
 
 
 class ReplayOut(Schema):
-    id = fields.String()
-    seed = fields.String()
-    commitment = fields.String()
-    players = fields.Integer()
-    options = fields.Dict()
-    deals = fields.List(fields.Nested(DealOut))
-    actions = fields.List(fields.Nested(ActionOut))
-    results = fields.List(fields.Nested(RoundResultOut))
-    totals = fields.List(fields.Integer())
-    winners = fields.List(fields.Integer())
-
-
-class EventOut(Schema):
-    """One event; beside ``seq`` and ``type`` its fields depend on the type
-    (e.g. ``seat``, ``card``, ``melds``); ``private`` marks events for your seat."""
-
-    class Meta:
-        unknown = INCLUDE
-
-    seq = fields.Integer(required=True)
-    type = fields.String(required=True)
-    seat = fields.Integer()
-    private = fields.Boolean()
+    id = fields.String(required=True)
+    seed = fields.String(required=True)
+    commitment = fields.String(required=True)
+    players = fields.Integer(required=True)
+    options = component("Options", required=True)
+    deals = fields.List(fields.Nested(DealOut), required=True)
+    actions = fields.List(fields.Nested(ActionOut), required=True)
+    results = fields.List(fields.Nested(RoundResultOut), required=True)
+    totals = fields.List(fields.Integer(), required=True)
+    winners = fields.List(fields.Integer(), required=True)
 
 
 class EventsOut(Schema):
-    events = fields.List(fields.Nested(EventOut))
-    last_seq = fields.Integer()
+    events = fields.List(component("Event"), required=True)
+    last_seq = fields.Integer(
+        required=True, metadata={"description": "The cursor: pass it as `after` next time"}
+    )
 
 
 class OptionOut(Schema):
-    name = fields.String()
-    default = fields.Raw(allow_none=True)
-    description = fields.String()
-    allowed = fields.List(fields.Raw(allow_none=True))
-    nullable = fields.Boolean()
-    minimum = fields.Integer()
-    maximum = fields.Integer()
+    name = fields.String(required=True)
+    default = fields.Raw(required=True, allow_none=True, metadata=OptionValue)
+    description = fields.String(required=True)
+    allowed = fields.List(
+        fields.Raw(allow_none=True, metadata=OptionValue),
+        metadata={"description": "The values allowed, for an option of a few values"},
+    )
+    nullable = fields.Boolean(metadata={"description": "For a number option: null allowed"})
+    minimum = fields.Integer(metadata={"description": "For a number option"})
+    maximum = fields.Integer(metadata={"description": "For a number option"})
 
 
 class RulesetOut(Schema):
-    name = fields.String()
-    description = fields.String()
-    options = fields.Dict()
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    options = component("Options", required=True)
 
 
 class RulesetsOut(Schema):
-    rulesets = fields.List(fields.Nested(RulesetOut))
-    options = fields.List(fields.Nested(OptionOut))
-    bots = fields.List(fields.String())
+    rulesets = fields.List(fields.Nested(RulesetOut), required=True)
+    options = fields.List(fields.Nested(OptionOut), required=True)
+    bots = fields.List(bot_level(), required=True)
 
 
 class Problem(Schema):
-    """RFC 9457 problem details; some problems add fields (``current_version``)."""
+    """RFC 9457 problem details with the stable ``code`` (docs/ERRORS.md)."""
 
-    class Meta:
-        unknown = INCLUDE
-
-    type = fields.String()
-    title = fields.String()
-    status = fields.Integer()
-    detail = fields.String()
-    code = fields.String()
-    errors = fields.Dict()
+    type = fields.String(required=True, metadata={"description": "A URI naming the code"})
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True)
+    code = problem_code(required=True)
+    errors = fields.Raw(
+        metadata={
+            "description": "VALIDATION_ERROR and engine errors: the messages by field "
+            "(nested by position for list items)",
+            "type": "object",
+            "additionalProperties": {},
+        }
+    )
+    current_version = fields.Integer(
+        metadata={"description": "PRECONDITION_FAILED: the game's current version"}
+    )

@@ -1,0 +1,84 @@
+"""The last touches to the spec apispec generates, so that client generators read
+it as the API behaves (docs/SDK.md has the conventions):
+
+- a nullable reference is ``allOf: [{$ref}]`` with ``nullable: true``, OpenAPI
+  3.0's own form (apispec writes ``anyOf: [{type: object, nullable}, {$ref}]``,
+  which generators read as "any object");
+- a request body's schema shows no ``default``: generators (openapi-typescript's
+  ``defaultNonNullable``) would make such a field required, though a client
+  may leave it out; its description says the default instead;
+- the stock problem answers flask-smorest adds (422 of a request's fields, the
+  ``default`` answer) show an example, as every documented one does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.api.problems import problem_body
+
+STOCK_EXAMPLES = {
+    "UNPROCESSABLE_ENTITY": problem_body(
+        "VALIDATION_ERROR",
+        "some fields are invalid; see errors",
+        errors={"after": ["Not a valid integer."]},
+    ),
+    "DEFAULT_ERROR": problem_body("INTERNAL", "internal error; it has been logged"),
+}
+
+
+def finalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` (as apispec made it) with the touches above."""
+    fixed: dict[str, Any] = _nullable_refs(spec)
+    schemas = fixed["components"]["schemas"]
+    for name in _request_schemas(fixed):
+        for prop in schemas[name].get("properties", {}).values():
+            prop.pop("default", None)
+    for name, example in STOCK_EXAMPLES.items():
+        response = fixed["components"].get("responses", {}).get(name)
+        if response is not None:
+            for media in response["content"].values():
+                media["example"] = example
+    return fixed
+
+
+def _nullable_refs(node: Any) -> Any:
+    if isinstance(node, dict):
+        any_of = node.get("anyOf")
+        if (
+            isinstance(any_of, list)
+            and len(any_of) == 2
+            and any_of[0] == {"type": "object", "nullable": True}
+            and set(any_of[1]) == {"$ref"}
+        ):
+            rest = {k: _nullable_refs(v) for k, v in node.items() if k != "anyOf"}
+            return {**rest, "allOf": [any_of[1]], "nullable": True}
+        return {k: _nullable_refs(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_nullable_refs(v) for v in node]
+    return node
+
+
+def _request_schemas(spec: dict[str, Any]) -> set[str]:
+    """The component schemas a request body refers to, directly or not."""
+    found: set[str] = set()
+    todo = [
+        media["schema"]
+        for item in spec["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict)
+        for media in operation.get("requestBody", {}).get("content", {}).values()
+    ]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+                name = ref.rsplit("/", 1)[1]
+                if name not in found:
+                    found.add(name)
+                    todo.append(spec["components"]["schemas"][name])
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return found

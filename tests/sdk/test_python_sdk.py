@@ -1,0 +1,59 @@
+"""The Python SDK, generated from the committed spec as ``make sdk`` generates it
+(openapi-python-client, pinned in the dev extras), used by a program that passes
+``mypy --strict`` without casts, ignores, ``Any`` or ``additional_properties``
+and plays round 1 of a game against a live service (tests/sdk/play.py)."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from sdk.build import python_client
+from tests.sdk.conftest import run
+
+PROGRAM = Path(__file__).with_name("play.py")
+FORBIDDEN = ("cast", "Any", "additional_properties")
+
+
+def names(source: str) -> set[str]:
+    """The names of the code (no string, no comment).
+
+    >>> sorted(names("x = cast(int, y)  # Any"))
+    ['cast', 'int', 'x', 'y']
+    """
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return {t.string for t in tokens if t.type == tokenize.NAME}
+
+
+def readme_example(readme: str) -> str:
+    """The ``python`` code block of the package's README."""
+    return readme.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = python_client(tmp_path_factory.mktemp("py") / "three-thirteen-client")
+    shutil.copyfile(PROGRAM, root / "play.py")
+    (root / "readme_example.py").write_text(readme_example((root / "README.md").read_text()))
+    return root
+
+
+def test_the_program_has_no_casts_ignores_or_untyped_values() -> None:
+    source = PROGRAM.read_text()
+    assert names(source) & set(FORBIDDEN) == set()
+    assert "type: ignore" not in source
+
+
+def test_the_program_and_the_readme_example_pass_mypy_strict(package: Path) -> None:
+    mypy = [sys.executable, "-m", "mypy", "--strict", "play.py", "readme_example.py"]
+    run(mypy, package, MYPYPATH=str(package))
+
+
+def test_the_typed_program_plays_round_one(package: Path, service_url: str) -> None:
+    played = run([sys.executable, "play.py", service_url], package, PYTHONPATH=str(package))
+    assert "played round 1 of" in played
