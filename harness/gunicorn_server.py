@@ -148,6 +148,18 @@ class GunicornServer:
         """CPU time of the master and its workers, live or reaped."""
         return cpu_seconds(self.process.pid) if self.process else 0.0
 
+    def signal_all(self, sig: signal.Signals) -> None:
+        """Send ``sig`` to the master and its workers (its process group): SIGSTOP
+        freezes the instance, SIGKILL is a crash (then :meth:`wait`, or :meth:`start`
+        it again: same host and port)."""
+        assert self.process is not None
+        os.killpg(self.process.pid, sig)
+        if sig == signal.SIGKILL:
+            self.process.wait(10)
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
     def terminate(self) -> None:
         """SIGTERM to the master: a graceful stop (returns at once)."""
         assert self.process is not None
