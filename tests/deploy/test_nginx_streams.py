@@ -28,7 +28,7 @@ import requests
 
 from harness.gunicorn_server import GunicornServer
 from harness.live_game import LiveGame
-from harness.nginx_server import NginxServer, nginx_binary
+from harness.nginx_server import INSTALL_HINT, NginxServer, nginx_binary
 from harness.sse import Frame, frames
 
 HARSH = "gzip everywhere, X-Accel-Buffering ignored"
@@ -41,7 +41,7 @@ HEARTBEAT_SECONDS = 0.3
 SSE = {"Accept": "text/event-stream"}
 ARRIVAL_TIMEOUT = 5.0  # generous: a buffered event would never arrive while the stream is open
 
-pytestmark = pytest.mark.skipif(nginx_binary() is None, reason="nginx not installed")
+pytestmark = pytest.mark.skipif(nginx_binary() is None, reason=INSTALL_HINT)
 
 
 @pytest.fixture(scope="module")
