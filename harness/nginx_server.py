@@ -7,9 +7,9 @@ The instances listen on the same ``port`` at different loopback addresses, as
 compose's replicas do at different container addresses; a :class:`DnsServer`
 stands in for Docker's and answers ``api`` with those addresses.  The config is
 :func:`local_config`: deploy/nginx.conf with only ports and paths changed
-(listen on a free 127.0.0.1 port, the resolver's address, the API's port, one
-worker, logs and temp files in a private directory); every other directive is
-the shipped one.  nginx runs in the foreground (``daemon off``) in its own
+(listen on a free 127.0.0.1 port, the resolver's address, the API's port, logs
+and temp files in a private directory); every other directive is the shipped
+one.  nginx runs in the foreground (``daemon off``) in its own
 process group, as ``nobody`` when the tests run as root, and is stopped by its
 PID.
 """
@@ -60,8 +60,9 @@ def local_config(
     of its addresses, with its logs and temp files under ``run_dir``; ``extra``
     directives are added at the top of its ``http`` block."""
     text = _replace(text, r"^(\s*resolver\s+)127\.0\.0\.11(\s)", rf"\g<1>127.0.0.1:{dns_port}\2")
-    text = _replace(text, r"^(\s*)worker_processes\s[^;]*;", r"\1worker_processes 1;")
-    text = _replace(text, r"^(\s*)error_log\s[^;]*;", rf"\1error_log {run_dir}/error.log info;")
+    text = _replace(
+        text, r"^(\s*)error_log\s+/dev/stderr(\s[^;]*)?;", rf"\1error_log {run_dir}/error.log\2;"
+    )
     text = _replace(
         text,
         r"^(\s*)access_log\s+/dev/stdout(\s+\w+)?;",
