@@ -16,6 +16,10 @@ the app answered with); gunicorn's own log lines are JSON on stderr, like the
 app's.  Without REDIS_URL the store is embedded in the process, so exactly one
 worker runs: several would each see different games.
 
+With PROMETHEUS_MULTIPROC_DIR set, every worker writes its metrics there and
+``/metrics`` adds them up: the master empties the directory when it starts and
+drops a dead worker's live gauges (:func:`child_exit`).
+
 Graceful stop: on SIGTERM a worker stops accepting, lets in-flight requests
 finish and, through :func:`service.store.request_shutdown`, makes its long polls
 answer (with no events) and its event streams end at once, so it exits well inside
@@ -28,20 +32,21 @@ makes a lock or a socket must be imported after that, in the worker.
 
 from __future__ import annotations
 
-import json
-import re
+import os
 import resource
 import signal
 import sys
+import time
+import traceback
 from pathlib import Path
 from typing import Any
 
-from gunicorn.glogging import Logger, SafeAtoms
+from gunicorn.glogging import Logger
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `service` without install
 
 from service.config import Config  # noqa: E402
-from service.logs import JsonFormatter  # noqa: E402
+from service.logs import JsonFormatter, access_line  # noqa: E402
 
 _config = Config.from_env()
 
@@ -92,49 +97,10 @@ if _config.embedded_store and workers != 1:
         "store lives inside one process and several workers would not share games"
     )
     workers = 1
-access_log_format = json.dumps(
-    {
-        "time": "%(t)s",
-        "remote": "%(h)s",
-        "method": "%(m)s",
-        "path": "%(U)s",
-        "query": "%(q)s",
-        "status": "%(s)s",
-        "bytes": "%(b)s",
-        "duration_ms": "%(M)s",
-        "user_agent": "%(a)s",
-        "request_id": "%({x-request-id}o)s",
-        "pid": "%(p)s",
-    }
-)
-
-
-_TICKET = re.compile(r"((?:^|&)ticket=)[^&]*")
-"""A stream ticket in a query string: single use and short-lived, but kept out of logs too."""
-
-
-class _JsonAtoms(SafeAtoms):
-    """Atoms escaped for a JSON string (gunicorn only escapes double quotes).
-
-    Escaped when the format reads them, not up front: gunicorn's atoms hold
-    every environ entry and header, and turning each into a string (the
-    app's per-request objects and sockets included) cost more than the rest
-    of the log line, on every request."""
-
-    def __init__(self, atoms: dict[str, object]) -> None:
-        dict.__init__(self, atoms)
-
-    def __getitem__(self, name: str) -> str:
-        value = super().__getitem__(name)  # case-insensitive {header}i, "-" when absent
-        if name == "q" and value:
-            value = _TICKET.sub(r"\1<redacted>", str(value))
-        return json.dumps(str(value))[1:-1] if value is not None else "-"
 
 
 class JsonAccessLogger(Logger):
-    """gunicorn's logger with access-log atoms that keep every line valid JSON."""
-
-    atoms_wrapper_class = _JsonAtoms
+    """gunicorn's logger writing :func:`service.logs.access_line`'s typed JSON lines."""
 
     def setup(self, cfg: Any) -> None:
         super().setup(cfg)
@@ -142,21 +108,67 @@ class JsonAccessLogger(Logger):
             if getattr(handler, "_gunicorn", False):
                 handler.setFormatter(JsonFormatter())
 
+    def access(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> None:
+        if not self.access_log_enabled:
+            return
+        try:
+            line = access_line(
+                environ,
+                resp.status_code,
+                getattr(resp, "sent", None),
+                resp.headers,
+                request_time.total_seconds(),
+                time.time(),
+            )
+            self.access_log.info(line)
+        except Exception:
+            self.error(traceback.format_exc())
+
 
 logger_class = JsonAccessLogger
 
 
+def _metrics_dir() -> Path | None:
+    value = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip()
+    return Path(value) if value else None
+
+
+def _empty_metrics_dir(path: Path) -> None:
+    """Create the workers' metrics directory and drop what an earlier run left
+    there (a restarted container keeps its ``emptyDir``): the counters of workers
+    long gone would otherwise be added to this run's."""
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """A worker that exited no longer counts in the live gauges (the followers).
+
+    What ``prometheus_client.multiprocess.mark_process_dead`` does, without
+    importing prometheus_client into the master (see the module docstring): its
+    counters and histograms stay, summed with the other workers'."""
+    path = _metrics_dir()
+    if path is not None:
+        for live in path.glob(f"gauge_live*_{worker.pid}.db"):
+            live.unlink(missing_ok=True)
+
+
 def on_starting(server: Any) -> None:
-    """Log the effective settings once, when the master starts."""
+    """Prepare the metrics directory; log the effective settings once, when the master starts."""
+    metrics_dir = _metrics_dir()
+    if metrics_dir is not None:
+        _empty_metrics_dir(metrics_dir)
     if _forced_single_worker:
         server.log.warning(_forced_single_worker)
     from service.redact import redact_url  # not service.store: see the docstring
 
     server.log.info(
-        "serving on %s with %d gevent worker(s) x %d connection(s); store: %s",
+        "serving on %s with %d gevent worker(s) x %d connection(s); metrics: %s; store: %s",
         bind,
         workers,
         worker_connections,
+        f"all workers' (from {metrics_dir})" if metrics_dir else "each worker its own",
         "embedded (not for production)"
         if _config.embedded_store
         else ("Redis Cluster at " if _config.redis_cluster else "Redis at ")

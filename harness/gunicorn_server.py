@@ -55,7 +55,8 @@ class GunicornServer:
     ``access_log=False`` formats the access log as in production but sends it
     to ``/dev/null``; ``name`` prefixes the log files in ``log_dir``; ``tree``
     is the checkout whose ``deploy/gunicorn.conf.py`` and ``service`` are served
-    (this one unless told otherwise: another revision, for a side-by-side run).
+    (this one unless told otherwise: another revision, for a side-by-side run);
+    ``host`` and ``port`` (a free one by default) are where it listens.
     """
 
     def __init__(
@@ -69,8 +70,11 @@ class GunicornServer:
         name: str = "gunicorn",
         startup_timeout: float = 30,
         tree: Path = ROOT,
+        host: str = "127.0.0.1",
+        port: int | None = None,
     ) -> None:
-        self.port = free_port()
+        self.host = host
+        self.port = port or free_port(host)
         self.tree = tree
         self.app = app
         self.ready_path = ready_path
@@ -83,7 +87,7 @@ class GunicornServer:
         base = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
         self.env = {
             **base,
-            "HOST": "127.0.0.1",
+            "HOST": host,
             "PORT": str(self.port),
             "WEB_CONCURRENCY": "1",
             "RATE_LIMITS": "false",
@@ -95,7 +99,7 @@ class GunicornServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     @property
     def pid(self) -> int | None:
@@ -143,6 +147,18 @@ class GunicornServer:
     def cpu_seconds(self) -> float:
         """CPU time of the master and its workers, live or reaped."""
         return cpu_seconds(self.process.pid) if self.process else 0.0
+
+    def signal_all(self, sig: signal.Signals) -> None:
+        """Send ``sig`` to the master and its workers (its process group): SIGSTOP
+        freezes the instance, SIGKILL is a crash (then :meth:`wait`, or :meth:`start`
+        it again: same host and port)."""
+        assert self.process is not None
+        os.killpg(self.process.pid, sig)
+        if sig == signal.SIGKILL:
+            self.process.wait(10)
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def terminate(self) -> None:
         """SIGTERM to the master: a graceful stop (returns at once)."""

@@ -1,19 +1,23 @@
-"""A real nginx running ``deploy/nginx.conf`` in front of one upstream, for tests.
+"""A real nginx running ``deploy/nginx.conf`` in front of the API's instances, for tests.
 
-    with NginxServer(upstream_port=gunicorn.port) as proxy:
+    with NginxServer(["127.0.1.1", "127.0.1.2"], port) as proxy:
         requests.get(proxy.url + "/healthz")
 
-The config is :func:`local_config`: deploy/nginx.conf with only what ties it to
-compose changed (listen on a free 127.0.0.1 port, ``api:8000`` -> the upstream,
-no Docker resolver, one worker, logs and temp files in a private directory);
-every other directive is the shipped one.  nginx runs in the foreground
-(``daemon off``) in its own process group, as ``nobody`` when the tests run as
-root, and is stopped by its PID.
+The instances listen on the same ``port`` at different loopback addresses, as
+compose's replicas do at different container addresses; a :class:`DnsServer`
+stands in for Docker's and answers ``api`` with those addresses.  The config is
+:func:`local_config`: deploy/nginx.conf with only ports and paths changed
+(listen on a free 127.0.0.1 port, the resolver's address, the API's port, logs
+and temp files in a private directory); every other directive is the shipped
+one.  nginx runs in the foreground (``daemon off``) in its own
+process group, as ``nobody`` when the tests run as root, and is stopped by its
+PID.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -22,14 +26,17 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import requests
 
+from harness.dns_server import DnsServer
 from harness.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
 UNPRIVILEGED = ("nobody", "nogroup")
+INSTALL_HINT = "nginx is not installed (Debian: apt-get install nginx)"
 
 
 def nginx_binary() -> str | None:
@@ -45,20 +52,24 @@ def _replace(text: str, pattern: str, new: str, count: int | None = 1) -> str:
     return result
 
 
-def local_config(text: str, listen_port: int, upstream: str, run_dir: Path, extra: str = "") -> str:
-    """deploy/nginx.conf's ``text`` serving 127.0.0.1:``listen_port``, proxying to
-    ``upstream`` (``host:port``), with its logs and temp files under ``run_dir``;
-    ``extra`` directives are added at the top of its ``http`` block."""
-    text = _replace(text, r"^\s*resolver(_timeout)?\s[^;]*;\n", "", count=2)
-    text = _replace(text, r"^(\s*)worker_processes\s[^;]*;", r"\1worker_processes 1;")
-    text = _replace(text, r"^(\s*)error_log\s[^;]*;", rf"\1error_log {run_dir}/error.log info;")
+def local_config(
+    text: str, listen_port: int, dns_port: int, api_port: int, run_dir: Path, extra: str = ""
+) -> str:
+    """deploy/nginx.conf's ``text`` serving 127.0.0.1:``listen_port``, asking the
+    resolver on 127.0.0.1:``dns_port`` for ``api``, proxying to port ``api_port``
+    of its addresses, with its logs and temp files under ``run_dir``; ``extra``
+    directives are added at the top of its ``http`` block."""
+    text = _replace(text, r"^(\s*resolver\s+)127\.0\.0\.11(\s)", rf"\g<1>127.0.0.1:{dns_port}\2")
+    text = _replace(
+        text, r"^(\s*)error_log\s+/dev/stderr(\s[^;]*)?;", rf"\1error_log {run_dir}/error.log\2;"
+    )
     text = _replace(
         text,
         r"^(\s*)access_log\s+/dev/stdout(\s+\w+)?;",
         rf"\1access_log {run_dir}/access.log\2;",
     )
     text = _replace(text, r"^(\s*)listen\s+8000;", rf"\1listen 127.0.0.1:{listen_port};")
-    text = _replace(text, r"http://api:8000;", f"http://{upstream};", count=None)
+    text = _replace(text, r"http://api:8000;", f"http://api:{api_port};", count=None)
     temp_paths = "".join(
         f"\n    {kind}_temp_path {run_dir / kind};"
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
@@ -67,24 +78,27 @@ def local_config(text: str, listen_port: int, upstream: str, run_dir: Path, extr
 
 
 class NginxServer:
-    """nginx with :func:`local_config` of ``conf`` on a free 127.0.0.1 port."""
+    """nginx with :func:`local_config` of ``conf`` on a free 127.0.0.1 port, in
+    front of the instances at ``api_hosts`` (loopback addresses), all on ``api_port``."""
 
     def __init__(
         self,
-        upstream_port: int,
+        api_hosts: list[str],
+        api_port: int,
         conf: Path = NGINX_CONF,
         extra: str = "",
         startup_timeout: float = 10,
     ) -> None:
         binary = nginx_binary()
         if binary is None:
-            raise RuntimeError("nginx is not installed (Debian: apt-get install nginx)")
+            raise RuntimeError(INSTALL_HINT)
         self.binary = binary
         self.port = free_port()
+        self.dns = DnsServer({"api": api_hosts})
         self.dir = Path(tempfile.mkdtemp(prefix="t13-nginx-"))
         self.conf_path = self.dir / "nginx.conf"
         self.conf_path.write_text(
-            local_config(conf.read_text(), self.port, f"127.0.0.1:{upstream_port}", self.dir, extra)
+            local_config(conf.read_text(), self.port, self.dns.port, api_port, self.dir, extra)
         )
         self.startup_timeout = startup_timeout
         self.process: subprocess.Popen[bytes] | None = None
@@ -97,6 +111,10 @@ class NginxServer:
         """nginx's access log so far (a line per finished request)."""
         path = self.dir / "access.log"
         return path.read_text(errors="replace") if path.exists() else ""
+
+    def access_entries(self) -> list[dict[str, Any]]:
+        """nginx's access log so far, a JSON object a line."""
+        return [json.loads(line) for line in self.access_log().splitlines()]
 
     def _argv(self, *extra: str) -> list[str]:
         directives = f"daemon off; pid {self.dir}/nginx.pid;"
@@ -122,6 +140,7 @@ class NginxServer:
 
     def start(self) -> NginxServer:
         """Start nginx and wait until its own /lb-healthz answers 200."""
+        self.dns.start()
         with open(self.dir / "stderr.log", "ab") as err:
             self.process = subprocess.Popen(
                 self._argv(),
@@ -170,6 +189,7 @@ class NginxServer:
 
     def cleanup(self) -> None:
         self.stop()
+        self.dns.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self) -> NginxServer:

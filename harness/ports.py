@@ -6,21 +6,30 @@ import random
 import socket
 
 
-def free_port() -> int:
-    """A TCP port that was free on 127.0.0.1 a moment ago."""
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free on ``host`` a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
 
 
-def is_free(port: int) -> bool:
-    """Whether ``port`` can be bound on 127.0.0.1 right now."""
+def is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether ``port`` can be bound on ``host`` right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         try:
-            sock.bind(("127.0.0.1", port))
+            sock.bind((host, port))
         except OSError:
             return False
         return True
+
+
+def free_port_on(hosts: list[str]) -> int:
+    """A TCP port free on every one of ``hosts`` (loopback addresses) a moment ago."""
+    for _ in range(200):
+        port = free_port(hosts[0])
+        if all(is_free(port, host) for host in hosts[1:]):
+            return port
+    raise RuntimeError(f"no port free on all of {hosts}")
 
 
 def free_cluster_port() -> int:

@@ -6,6 +6,7 @@ import logging
 
 from flask import Flask
 from flask_smorest import Api
+from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
 from service import logs
@@ -124,4 +125,8 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     app.wsgi_app = Middleware(  # type: ignore[method-assign]
         app.wsgi_app, config.cors_origins, config.redis_timeout_seconds, config.max_body_bytes
     )
+    if config.trusted_proxy_hops:
+        # Outermost: REMOTE_ADDR is the client's before anything (limits, logs) reads it;
+        # gunicorn's access log reads the same environ once the answer is sent.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=config.trusted_proxy_hops)  # type: ignore[method-assign]
     return app

@@ -97,6 +97,15 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "Answer views and moves straight from WSGI, skipping Flask's request machinery "
         "(same handlers, same answers).",
     ),
+    EnvVar(
+        "TRUSTED_PROXY_HOPS",
+        "0",
+        "Proxies in front of the service that append the client's address to "
+        "`X-Forwarded-For` (the shipped nginx is one): that many entries, counted from the "
+        "right, are trusted, and the leftmost of them is the client's address (rate limits, "
+        "logs). 0: the header is ignored and the client is the TCP peer. Set exactly the "
+        "number of proxies: one more lets a client choose its own address.",
+    ),
     EnvVar("CORS_ORIGINS", "", "Comma-separated allowed origins (`*` for any); empty: CORS off."),
     EnvVar("HOST", "127.0.0.1", "Address gunicorn binds to."),
     EnvVar("PORT", "8000", "Port gunicorn binds to."),
@@ -210,6 +219,7 @@ class Config:
     rate_limit_auth_failures: str = "30/minute"
     rate_limit_evaluate: str = "60/minute"
     fast_lane: bool = True
+    trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
     host: str = "127.0.0.1"
     port: int = 8000
@@ -259,6 +269,7 @@ class Config:
             rate_limit_auth_failures=env.rate("RATE_LIMIT_AUTH_FAILURES"),
             rate_limit_evaluate=env.rate("RATE_LIMIT_EVALUATE"),
             fast_lane=env.boolean("FAST_LANE"),
+            trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),
             cors_origins=tuple(
                 origin.strip() for origin in env.raw("CORS_ORIGINS").split(",") if origin.strip()
             ),

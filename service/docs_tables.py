@@ -68,6 +68,13 @@ WHEN: dict[str, str] = {
     "STORE_UNAVAILABLE": "Redis unreachable or too slow (`Retry-After` given); recovers alone",
     "INTERNAL": "A bug; logged with the request id",
     "NOT_IMPLEMENTED": "A `Transfer-Encoding` other than `chunked`",
+    "BAD_GATEWAY": "From the load balancer (`deploy/nginx.conf`): no instance could be "
+    "reached, or one failed before answering (`Retry-After` given). A create, join or move "
+    "retried with its `Idempotency-Key` is applied once",
+    "SERVICE_UNAVAILABLE": "From the load balancer: a limit its operator set there "
+    "(`Retry-After` given)",
+    "GATEWAY_TIMEOUT": "From the load balancer: the instance did not answer within 65 s. The "
+    "request may have been applied: read the game, or retry with the same `Idempotency-Key`",
 }
 """When each problem code is answered, for ``docs/ERRORS.md``: one entry per code
 of :data:`service.api.problems.CODES`, no more (:func:`errors_table` checks)."""

@@ -77,9 +77,7 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
     settle = streams.settler(call().environ, lambda: current(game_id), config.redis_timeout_seconds)
     resources = ExitStack()
     try:
-        following = metrics.FOLLOWERS.labels(metrics.FOLLOWER_KINDS[media])
-        following.inc()
-        resources.callback(following.dec)
+        resources.enter_context(metrics.follower(call().environ, media))
         watch = resources.enter_context(store().watch(game_id))
         batches = streams.updates(store(), watch, game_id, seat, after, wait, settle)
         found, cursor = next(batches)  # what is there now (a missing game: 404)

@@ -2,8 +2,8 @@
 
 * ``POST /v1/games`` (create), ``POST /v1/games/{id}/players`` (join) and
   ``POST /v1/hands/evaluate`` (a hand's arrangement, CPU bound): per client IP
-  (``REMOTE_ADDR``; put a proxy that sets it correctly in front, e.g. werkzeug's
-  ``ProxyFix``);
+  (``REMOTE_ADDR``: behind proxies, the client's address taken from
+  ``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS``, see :func:`service.app.create_app`);
 * ``POST /v1/games/{id}/moves``: per bearer token, keyed by a hash of the token (the
   raw token never reaches the limiter's storage); requests without a token by IP;
 * failed authentication (every 401, on any endpoint): per client IP

@@ -1,14 +1,23 @@
-"""Prometheus metrics: requests, latencies, moves, games and errors.
+"""Prometheus metrics: requests, latencies, moves, games, errors and followers.
 
 Labels are route templates (``/v1/games/<string:game_id>``), never raw paths,
 so no game id, token or card ever becomes a label.  Under gunicorn with
-several workers, set ``PROMETHEUS_MULTIPROC_DIR`` to a writable, emptied
-directory and the metrics of all workers are aggregated.
+several workers, set ``PROMETHEUS_MULTIPROC_DIR`` to a writable directory
+(deploy/gunicorn.conf.py empties it at start) and the metrics of all workers
+are aggregated.
+
+A client following a game's events (a long poll that waits, an SSE or NDJSON
+stream) is counted in ``t13_event_followers`` while it waits and timed in
+``t13_event_follow_seconds`` when it is done, not in the request-latency
+histogram, whose tail it would otherwise be (:func:`follower`).
 """
 
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from flask import Flask, Response, request
@@ -41,11 +50,21 @@ FOLLOWERS = Gauge(
     ["kind"],
     multiprocess_mode="livesum",
 )
+FOLLOW_SECONDS = Histogram(
+    "t13_event_follow_seconds",
+    "How long a client followed a game's events: a long poll's wait, a stream's life",
+    ["kind"],
+    buckets=(0.1, 0.5, 1, 5, 15, 30, 60, 300, 900, 3600, 14400),
+)
 FOLLOWER_KINDS = {
     "application/json": "long_poll",
     "text/event-stream": "sse",
     "application/x-ndjson": "ndjson",
 }
+
+FOLLOWING_KEY = "t13.following"
+"""Set in a request's WSGI environ once it waits for events (:func:`follower`):
+the middleware then leaves it out of the latency histogram."""
 
 ROUTE_KEY = "t13.route"
 """Where a request's route template is kept in its WSGI environ (set by
@@ -60,8 +79,9 @@ _children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 _move_children: dict[str, Any] = {}
 
 
-def observe(method: str, route: str, status: str, seconds: float) -> None:
-    """Count one answered request (called by the WSGI middleware).
+def observe(method: str, route: str, status: str, seconds: float, timed: bool = True) -> None:
+    """Count one answered request (called by the WSGI middleware), and time it
+    unless it is not ``timed`` (a follower's, timed by :func:`follower`).
 
     The labelled children are looked up once per (method, route, status): routes
     are templates and statuses a few, so the memo stays small."""
@@ -70,8 +90,26 @@ def observe(method: str, route: str, status: str, seconds: float) -> None:
     if children is None:
         children = (LATENCY.labels(key[0], route), REQUESTS.labels(*key))
         _children[key] = children
-    children[0].observe(seconds)
+    if timed:
+        children[0].observe(seconds)
     children[1].inc()
+
+
+@contextmanager
+def follower(environ: dict[str, Any], media: str) -> Iterator[None]:
+    """A client of ``environ``'s request follows a game's events as ``media``
+    (a long poll or a stream) for as long as this context lasts: counted in
+    the followers gauge, then timed in its own histogram."""
+    kind = FOLLOWER_KINDS[media]
+    environ[FOLLOWING_KEY] = kind
+    gauge = FOLLOWERS.labels(kind)
+    gauge.inc()
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        gauge.dec()
+        FOLLOW_SECONDS.labels(kind).observe(time.perf_counter() - started)
 
 
 def count_move(move_type: str) -> None:

@@ -110,6 +110,7 @@ class Middleware:
                 environ.get(metrics.ROUTE_KEY, "<unmatched>"),
                 answered[0].split(" ", 1)[0] if answered else "500",
                 time.perf_counter() - started,
+                timed=metrics.FOLLOWING_KEY not in environ,
             )
 
 

@@ -66,6 +66,10 @@ CODES: dict[str, tuple[int, str]] = {
     "STORE_UNAVAILABLE": (503, "Storage unavailable"),
     "INTERNAL": (500, "Internal error"),
     "NOT_IMPLEMENTED": (501, "Not implemented"),
+    # Answered by the shipped load balancer (deploy/nginx.conf), in the same form.
+    "BAD_GATEWAY": (502, "No instance answered"),
+    "SERVICE_UNAVAILABLE": (503, "Service unavailable"),
+    "GATEWAY_TIMEOUT": (504, "No answer in time"),
 }
 
 STATUS_CODES = {

@@ -73,3 +73,12 @@ def test_docker_compose_config() -> None:
         pytest.skip("docker compose plugin not installed (`docker compose version` fails)")
     result = run_command([docker, "compose", "-f", str(COMPOSE), "config", "-q"])
     assert result.returncode == 0, result.stderr
+
+
+def test_compose_api_trusts_nginx_and_adds_up_its_workers_metrics() -> None:
+    api = _compose()["services"]["api"]
+    env = api["environment"]
+    assert env["TRUSTED_PROXY_HOPS"] == "1", "nginx, the one proxy in front"
+    assert "ports" not in api, "reachable only through nginx: a client cannot forge its hop"
+    metrics_dir = env["PROMETHEUS_MULTIPROC_DIR"]
+    assert any(metrics_dir.startswith(tmpfs.rstrip("/") + "/") for tmpfs in api["tmpfs"])

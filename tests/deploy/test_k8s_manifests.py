@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from service.config import Config
 from tests.deploy.files import (
     K8S,
     K8S_FILES,
@@ -148,3 +149,31 @@ def test_service_hpa_pdb_target_the_deployment() -> None:
     assert hpa["spec"]["minReplicas"] >= pdb["spec"]["minAvailable"] + 1
     metrics = [m["resource"]["name"] for m in hpa["spec"]["metrics"] if m["type"] == "Resource"]
     assert metrics == ["cpu"]
+
+
+def test_configmap_trusts_one_proxy_and_adds_up_the_workers_metrics() -> None:
+    data = manifest("ConfigMap")["data"]
+    assert data["TRUSTED_PROXY_HOPS"] == "1"
+    assert int(data["WEB_CONCURRENCY"]) > 1  # hence the shared metrics directory
+    mounts = {m["mountPath"]: m["name"] for m in api_container()["volumeMounts"]}
+    volumes = {v["name"]: v for v in manifest("Deployment")["spec"]["template"]["spec"]["volumes"]}
+    (mount,) = [p for p in mounts if data["PROMETHEUS_MULTIPROC_DIR"].startswith(p + "/")]
+    assert "emptyDir" in volumes[mounts[mount]]
+
+
+def test_probes_fit_what_the_service_does() -> None:
+    container = api_container()
+    liveness, readiness = container["livenessProbe"], container["readinessProbe"]
+    defaults = Config.from_env({})
+    # gunicorn restarts a silent worker after GUNICORN_TIMEOUT: liveness restarts the pod
+    # only for a process silent longer than that (a stuck master).
+    assert liveness["periodSeconds"] * liveness["failureThreshold"] > defaults.gunicorn_timeout
+    # /readyz waits at most 0.5 s for Redis (service/store); tests/ops/test_probes.py
+    # checks both answer within these timeouts while hundreds of clients wait.
+    assert readiness["timeoutSeconds"] >= 1 and liveness["timeoutSeconds"] >= 1
+    annotations = manifest("Deployment")["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert (annotations["prometheus.io/port"], annotations["prometheus.io/path"]) == (
+        str(PORT),
+        "/metrics",
+    )

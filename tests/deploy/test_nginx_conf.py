@@ -1,14 +1,19 @@
-"""deploy/nginx.conf: round robin over the compose file's API replicas, and `nginx -t`
-where nginx is installed."""
+"""deploy/nginx.conf: round robin over the compose file's API replicas, the API's
+problems for nginx's own errors, the request id, the JSON access log, /metrics kept
+private, and `nginx -t` where nginx is installed (test_topology.py runs it)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from flask import Flask
 
+from service.api import problems
+from service.api.middleware import REQUEST_ID
 from service.config import Config
 from tests.deploy.files import NGINX_CONF, PORT, run_command
 
@@ -59,3 +64,63 @@ def test_nginx_passes_a_games_events_unbuffered_with_fitting_timeouts() -> None:
     # stream's heartbeat may come late (a busy worker) without the stream being cut.
     assert int(read.group(1)) >= defaults.long_poll_max_seconds + 30
     assert int(read.group(1)) >= 4 * defaults.sse_heartbeat_seconds
+
+
+def _named_location(text: str, name: str) -> str:
+    found = re.search(rf"^\s*location\s+{re.escape(name)}\s+\{{$(.*?)^\s*\}}$", text, re.M | re.S)
+    assert found, f"location {name}"
+    return found.group(1)
+
+
+@pytest.mark.parametrize(
+    ("status", "location", "retry_after"),
+    [(502, "@bad_gateway", True), (503, "@unavailable", True), (504, "@gateway_timeout", False)],
+)
+def test_nginx_errors_are_the_apis_problems(status: int, location: str, retry_after: bool) -> None:
+    text = NGINX_CONF.read_text()
+    assert re.search(rf"^\s*error_page\s+{status}\s+{location};", text, re.M)
+    assert not re.search(r"proxy_intercept_errors\s+on", text), "the API's own errors pass"
+    body = _named_location(text, location)
+    assert re.search(r"^\s*default_type\s+application/problem\+json;", body, re.M)
+    assert re.search(r"^\s*add_header\s+X-Request-ID\s+\$request_id_out\s+always;", body, re.M)
+    assert bool(re.search(r"^\s*add_header\s+Retry-After\s+1\s+always;", body, re.M)) is retry_after
+    answer = re.search(rf"^\s*return\s+{status}\s+'(.*)';$", body, re.M)
+    assert answer, "a body"
+    problem = json.loads(answer.group(1).replace("\\n", ""))
+    with Flask(__name__).app_context():
+        expected = json.loads(problems.problem(problem["code"], problem["detail"]).get_data())
+    assert problem == expected  # the code's status and title, in the API's own shape
+
+
+def test_nginx_keeps_metrics_off_the_public_listener() -> None:
+    body = _named_location(NGINX_CONF.read_text(), "= /metrics")
+    assert "proxy_pass" not in body
+    answer = re.search(r"^\s*return\s+404\s+'(.*)';$", body, re.M)
+    assert answer and json.loads(answer.group(1).replace("\\n", ""))["code"] == "NOT_FOUND"
+
+
+def test_nginx_keeps_a_request_id_the_api_keeps_and_passes_it_on() -> None:
+    text = NGINX_CONF.read_text()
+    found = re.search(r'map\s+\$http_x_request_id\s+\$request_id_out\s+\{\s*"~(.*)"', text)
+    assert found, "the request id map"
+    pattern = found.group(1)
+    assert pattern == f"^{REQUEST_ID.pattern}$", "nginx keeps exactly what the API keeps"
+    assert re.search(r"^\s*proxy_set_header\s+X-Request-ID\s+\$request_id_out;", text, re.M)
+    assert re.search(
+        r"^\s*proxy_set_header\s+X-Forwarded-For\s+\$proxy_add_x_forwarded_for;", text, re.M
+    )
+
+
+def test_nginx_access_log_is_json_with_typed_numbers() -> None:
+    text = NGINX_CONF.read_text()
+    found = re.search(r"log_format\s+(\w+)\s+escape=json\s+((?:'[^']*'\s*)+);", text)
+    assert found, "a JSON log format"
+    assert re.search(rf"^\s*access_log\s+/dev/stdout\s+{found.group(1)};", text, re.M)
+    template = "".join(re.findall(r"'([^']*)'", found.group(2)))
+    sample = {"$status": "200", "$body_bytes_sent": "512", "$duration_ms": "12"}
+    line = re.sub(r"\$\w+", lambda m: sample.get(m.group(0), "x"), template)
+    entry = json.loads(line)
+    assert (entry["status"], entry["bytes"], entry["duration_ms"]) == (200, 512, 12)
+    # the API's access-log field names (service/logs.py), and the upstream tried
+    assert {"time", "remote", "method", "path", "query", "request_id", "upstream"} <= entry.keys()
+    assert "$time_iso8601" in template and "$request_id_out" in template

@@ -51,6 +51,35 @@ def test_create_and_join_are_limited_per_ip(redis_client, redis_url):
         assert client.get(f"/v1/games/{gid}").status_code == 200
 
 
+@pytest.mark.parametrize("hops", [0, 1, 2])
+def test_the_client_address_is_taken_from_as_many_proxies_as_trusted(redis_client, redis_url, hops):
+    """Behind ``hops`` proxies, each appending its peer to X-Forwarded-For, the client is
+    the entry ``hops`` from the right; whatever a client put before it is ignored, and
+    with no trusted proxy the header is ignored altogether."""
+    app = make_app(
+        redis_url, RATE_LIMITS="true", RATE_LIMIT_CREATE="1/minute", TRUSTED_PROXY_HOPS=str(hops)
+    )
+    client = app.test_client()
+    peer = {"REMOTE_ADDR": "10.0.0.1"}  # the proxy next to the service, or the client
+
+    def create(forwarded: str) -> int:
+        headers = {"X-Forwarded-For": forwarded}
+        return client.post(
+            "/v1/games", json={"players": PLAYERS}, headers=headers, environ_base=peer
+        ).status_code
+
+    # forged first entries, then what the trusted proxies appended
+    chain = {0: "", 1: "198.51.100.1", 2: "198.51.100.1, 10.0.0.2"}[hops]
+    assert create(f"203.0.113.9, {chain}".rstrip(", ")) == 201
+    for forged in ("203.0.113.10", "203.0.113.11, 203.0.113.12"):
+        assert create(f"{forged}, {chain}".rstrip(", ")) == 429, forged
+    if hops:  # another client behind the same proxies has its own budget
+        other = chain.replace("198.51.100.1", "198.51.100.2")
+        assert create(other) == 201
+    else:  # without a trusted proxy every forwarded address is the peer's
+        assert create("198.51.100.2") == 429
+
+
 def test_moves_are_limited_per_token(redis_client, redis_url):
     app = make_app(redis_url, RATE_LIMITS="true", RATE_LIMIT_MOVES="3/minute")
     client = app.test_client()

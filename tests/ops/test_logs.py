@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +24,7 @@ from service.config import Config
 from service.store import GameStore, connect
 
 BOGUS_TOKEN = "bogus-token-0123456789abcdef"
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d")  # nginx's $time_iso8601
 REDIS_PASSWORD = "logs-secret-pw-42"
 
 
@@ -99,7 +101,12 @@ def test_gunicorn_logs_are_json_with_request_ids_and_no_tokens(
     for rid in answered_ids:
         assert rid in logged_ids, (rid, logged_ids)
     statuses = {entry["request_id"]: entry["status"] for entry in access}
-    assert statuses["req-1"] == "401"
+    assert statuses["req-1"] == 401
+    # numbers as numbers; one time format for the access log and the app's own lines
+    for entry in access:
+        assert all(type(entry[k]) is int for k in ("status", "bytes", "duration_ms", "pid"))
+    for entry in access + errors:
+        assert TIME.fullmatch(entry["time"]), entry
     assert any(":***@127.0.0.1" in entry["message"] for entry in errors)
     for secret in [*tokens, BOGUS_TOKEN, REDIS_PASSWORD]:
         assert secret not in stdout

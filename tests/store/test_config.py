@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import runpy
 from pathlib import Path
 
 import pytest
 
 from service.config import ENV_VARS, Config, env_table_markdown
+from service.logs import access_line, timestamp
 
 GUNICORN_CONF = Path(__file__).resolve().parents[2] / "deploy" / "gunicorn.conf.py"
 
@@ -145,44 +147,57 @@ def test_gunicorn_conf_with_redis(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings["preload_app"] is False and settings["max_requests"] == 0
     assert settings["bind"] == "0.0.0.0:8000"
     assert settings["graceful_timeout"] > 30
-    fmt = str(settings["access_log_format"])
-    assert "authorization" not in fmt.lower()
+    assert settings["logger_class"].__name__ == "JsonAccessLogger"  # type: ignore[attr-defined]
 
 
-def test_access_log_line_is_json_and_reads_only_its_atoms(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    settings = _gunicorn_settings(monkeypatch, REDIS_URL="redis://127.0.0.1:1/0")
-    atoms_class = settings["_JsonAtoms"]
-    fmt = str(settings["access_log_format"])
-
-    class Unprintable:
-        def __str__(self) -> str:
-            raise AssertionError("an atom the format does not use was turned into a string")
-
-    atoms = {
-        "t": "[29/Nov/2026:10:00:00 +0000]",
-        "h": "127.0.0.1",
-        "m": "GET",
-        "U": '/v1/games/"quoted"\\path\n',
-        "q": "",
-        "s": 200,
-        "b": None,
-        "M": 3,
-        "a": "agent\twith\ttabs",
-        "p": "<1234>",
-        "{x-request-id}o": "abc",
-        "{wsgi.input}e": Unprintable(),
+def test_access_log_line_is_typed_json_without_secrets() -> None:
+    environ = {
+        "REMOTE_ADDR": "203.0.113.9",
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": '/v1/games/"quoted"\\path\n',
+        "QUERY_STRING": "after=3&ticket=SECRETsecret123456&x=1",
+        "HTTP_USER_AGENT": "agent\twith\ttabs",
+        "HTTP_AUTHORIZATION": "Bearer SECRETtoken",
     }
-    line = json.loads(fmt % atoms_class(atoms))  # type: ignore[operator]
+    headers = [("Content-Type", "application/json"), ("x-request-id", "abc")]
+    text = access_line(environ, 200, None, headers, 1.2345, 1_800_000_000)
+    assert "SECRET" not in text
+    line = json.loads(text)
     assert line["path"] == '/v1/games/"quoted"\\path\n'
     assert line["user_agent"] == "agent\twith\ttabs"
-    assert (line["status"], line["bytes"], line["request_id"]) == ("200", "-", "abc")
+    assert line["query"] == "after=3&ticket=<redacted>&x=1"
+    assert (line["status"], line["bytes"], line["duration_ms"]) == (200, 0, 1234)
+    assert (line["remote"], line["request_id"]) == ("203.0.113.9", "abc")
+    assert line["time"] == timestamp(1_800_000_000)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", line["time"])
+    assert isinstance(line["pid"], int)
+    for query, logged in [("ticket=abc", "ticket=<redacted>"), ("noticket=abc", "noticket=abc")]:
+        environ["QUERY_STRING"] = query
+        assert json.loads(access_line(environ, 200, 5, [], 0, 0))["query"] == logged
 
 
-def test_access_log_hides_stream_tickets(monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = _gunicorn_settings(monkeypatch, REDIS_URL="redis://127.0.0.1:1/0")
-    atoms = settings["_JsonAtoms"]({"q": "after=3&ticket=SECRETsecret123456&x=1"})  # type: ignore[operator]
-    assert atoms["q"] == "after=3&ticket=<redacted>&x=1"
-    assert settings["_JsonAtoms"]({"q": "ticket=abc"})["q"] == "ticket=<redacted>"  # type: ignore[operator]
-    assert settings["_JsonAtoms"]({"q": "noticket=abc"})["q"] == "noticket=abc"  # type: ignore[operator]
+def test_gunicorn_master_keeps_the_metrics_directory_of_this_run_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    metrics_dir = tmp_path / "metrics"
+    settings = _gunicorn_settings(
+        monkeypatch, REDIS_URL="redis://127.0.0.1:1/0", PROMETHEUS_MULTIPROC_DIR=str(metrics_dir)
+    )
+    settings["_empty_metrics_dir"](metrics_dir)  # type: ignore[operator]
+    assert metrics_dir.is_dir()
+    names = ["counter_41.db", "histogram_41.db", "gauge_livesum_41.db", "gauge_livesum_42.db"]
+    for name in names:
+        (metrics_dir / name).write_bytes(b"x")
+
+    class Worker:
+        pid = 41
+
+    settings["child_exit"](None, Worker())  # type: ignore[operator]
+    # the dead worker's counts stay in the sums; it is no longer a live follower
+    assert sorted(p.name for p in metrics_dir.iterdir()) == [
+        "counter_41.db",
+        "gauge_livesum_42.db",
+        "histogram_41.db",
+    ]
+    settings["_empty_metrics_dir"](metrics_dir)  # type: ignore[operator]  # a new run
+    assert list(metrics_dir.iterdir()) == []
