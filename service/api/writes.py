@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import orjson
 from flask import Response
 
+from service.api import lobby_index
 from service.api.conditional import if_match_version
 from service.api.context import store
 from service.api.idempotency import Idempotency, game_idempotency, replay
@@ -135,6 +136,7 @@ def _commit(game_id: str, version: int, record: GameRecord, write: Write) -> Non
         idempotency=write.idempotency,
         **write.saved,
     )
+    lobby_index.committed(record)
 
 
 def change(

@@ -95,10 +95,12 @@ def _public_view(record: GameRecord, version: int) -> dict[str, Any]:
         player["name"] = seat_info.name
         player["bot"] = seat_info.bot
         player["autopilot"] = seat_info.autopilot
+        player["resigned"] = seat_info.resigned
     finished = record.status == "finished"
     out = {"id": record.id, "version": version, **out}
     out["status"] = record.status
     out["ruleset"] = record.ruleset
+    out["listed"] = record.listed
     out["open_seats"] = [s.seat for s in record.seats if s.is_joinable]
     out["timer"] = {
         "turn_timeout_seconds": record.turn_timeout,

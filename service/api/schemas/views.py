@@ -67,6 +67,9 @@ class PlayerOut(Schema):
     name = fields.String(allow_none=True)
     bot = fields.String(allow_none=True)
     autopilot = fields.Boolean(metadata={"description": "A human seat played by a bot for now"})
+    resigned = fields.Boolean(
+        metadata={"description": "Its player resigned: a bot plays it to the end"}
+    )
     hand_size = fields.Integer()
     total = fields.Integer()
 
@@ -93,8 +96,9 @@ class RematchLinkOut(Schema):
 class GameView(Schema):
     id = fields.String()
     version = fields.Integer()
-    status = fields.String(validate=validate.OneOf(["waiting", "playing", "finished"]))
+    status = fields.String(validate=validate.OneOf(["waiting", "playing", "finished", "cancelled"]))
     ruleset = fields.String()
+    listed = fields.Boolean(metadata={"description": "Shown in the lobby (GET /v1/games)"})
     options = fields.Dict()
     decks = fields.Integer()
     rounds_total = fields.Integer()

@@ -1,0 +1,167 @@
+"""The lobby over HTTP: the listing of games, quick-join, and a player's own
+seat (rename and leave before the start, resign during play)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+from flask import Response, request, url_for
+from flask.views import MethodView
+
+from service.api import lobby_index, matchmaking
+from service.api.auth import require_seat, require_token
+from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
+from service.api.context import store
+from service.api.responses import json_response
+from service.api.schemas import lobby as schemas
+from service.api.schemas import views
+from service.api.writes import ChangeOutcome, change
+from service.hosting import lobby
+from service.hosting.record import GameRecord
+from service.store.lobby import game_of_member
+
+blp = Blueprint(
+    "lobby", __name__, url_prefix="/v1", description="Find a game: list, quick-join, leave, resign"
+)
+
+
+@blp.route("/games")
+class Listing(MethodView):
+    @blp.doc(operationId="listGames")
+    @blp.arguments(schemas.ListingQuery(), location="query")
+    @blp.response(200, schemas.ListingOut)
+    @document_errors(
+        blp, {422: "Invalid filter or cursor", 429: "Rate limited", 503: "Storage unavailable"}
+    )
+    def get(self, query: dict[str, Any]) -> Response:
+        """List listed games
+
+        Games created with `listed: true`, newest first, of one `status`
+        (default `waiting`), optionally of one `ruleset` and seat count. Pass
+        `next` as `cursor` for the following page (also in the `Link`
+        header): pages never repeat nor skip a game, however many are created
+        meanwhile. Unlisted games never appear here.
+        """
+        status = query["status"]
+        index = store().lobby
+        page = index.page(
+            status, query.get("cursor"), query["limit"], query.get("ruleset"), query.get("seats")
+        )
+        ids = [game_of_member(member) for member in page.members]
+        games = []
+        for member, game_id, found in zip(page.members, ids, index.views(ids), strict=True):
+            created_at = int(member[:15]) / 1000
+            if found is None:  # the game expired: its entry goes too
+                index.drop(status, game_id, created_at)
+                continue
+            public = orjson.loads(found[1])
+            if public["status"] != status:  # a hint that missed a change: move it
+                lobby_index.relist(game_id, status, public, created_at)
+                continue
+            games.append(lobby.summary(public, created_at))
+        headers = {}
+        if page.next is not None:
+            args = {k: v for k, v in request.args.items() if k != "cursor"}
+            link = url_for("lobby.Listing") + "?" + urlencode({**args, "cursor": page.next})
+            headers["Link"] = f'<{link}>; rel="next"'
+        return json_response({"games": games, "next": page.next}, headers=headers)
+
+
+@blp.route("/lobby/quick-join")
+class QuickJoin(MethodView):
+    @blp.doc(operationId="quickJoin")
+    @blp.arguments(schemas.QuickJoinIn())
+    @blp.response(201, schemas.QuickJoinOut)
+    @document_errors(
+        blp,
+        {
+            400: "Malformed JSON",
+            422: "Invalid name, seats or options",
+            429: "Rate limited",
+            503: "Storage unavailable, or no seat found in time (LOBBY_BUSY): retry",
+        },
+    )
+    def post(self, body: dict[str, Any]) -> Response:
+        """Quick-join a game
+
+        Takes a seat in the oldest listed waiting game of this ruleset,
+        options, seat count and timers that has one, or creates such a game
+        (listed, `created: true`) for the next players. Answers like a join:
+        the game, your seat and its bearer token (shown once). However many
+        ask at once, no seat is given twice and no game over-filled.
+        """
+        out = matchmaking.quick_join(body)
+        location = url_for("games.Game", game_id=out["id"])
+        return json_response(out, 201, version=out["version"], headers={"Location": location})
+
+
+def _own_seat(game_id: str, act: Any) -> Response:
+    """Apply ``act(record, seat)`` (its events) for the seat of the request's token
+    and answer the seat as it is now."""
+    require_token()
+
+    def operation(version: int, record: GameRecord) -> ChangeOutcome:
+        seat = require_seat(record)
+        events = act(record, seat)
+
+        def build(new_version: int) -> tuple[int, Any]:
+            out = {
+                "id": record.id,
+                "seat": seat,
+                "name": record.seats[seat].name,
+                "version": new_version,
+                "status": record.status,
+            }
+            return 200, out
+
+        return ChangeOutcome(events, build, committed=lambda: lobby_index.seats_changed(record))
+
+    return change(game_id, operation)
+
+
+@blp.route("/games/<game_id:game_id>/seat")
+class OwnSeat(MethodView):
+    @blp.doc(operationId="renameSeat", security=[{"bearer": []}])
+    @blp.arguments(schemas.RenameIn())
+    @blp.response(200, schemas.OwnSeatOut)
+    @document_errors(blp, {**ERRORS_PLAYER, 409: "Game started or cancelled", 422: "Invalid name"})
+    def patch(self, body: dict[str, Any], game_id: str) -> Response:
+        """Rename your seat
+
+        Changes your display name, until the game starts.
+        """
+        return _own_seat(game_id, lambda record, seat: lobby.rename(record, seat, body["name"]))
+
+    @blp.doc(operationId="leaveGame", security=[{"bearer": []}])
+    @blp.response(200, schemas.OwnSeatOut)
+    @document_errors(blp, {**ERRORS_PLAYER, 409: "Game started (resign instead) or cancelled"})
+    def delete(self, game_id: str) -> Response:
+        """Leave a game before it starts
+
+        Your seat reopens and your token is void. When the last human leaves,
+        the game is cancelled (status `cancelled`) and leaves the lobby.
+        """
+        return _own_seat(game_id, lobby.leave)
+
+
+@blp.route("/games/<game_id:game_id>/resign")
+class Resign(MethodView):
+    @blp.doc(operationId="resign", security=[{"bearer": []}])
+    @blp.response(200, views.PlayerView)
+    @document_errors(blp, {**ERRORS_PLAYER, 409: "Game not in progress, or resigned already"})
+    def post(self, game_id: str) -> Response:
+        """Resign
+
+        A bot plays your seat to the end of the game (it cannot be taken
+        back); the public view marks the seat `resigned` and the events record
+        `player_resigned`. Your token still shows your seat's view.
+        """
+        require_token()
+
+        def operation(version: int, record: GameRecord) -> ChangeOutcome:
+            seat = require_seat(record)
+            return ChangeOutcome(lobby.resign(record, seat), seat=seat)
+
+        return change(game_id, operation)
