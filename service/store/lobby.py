@@ -63,7 +63,9 @@ def member_of(game_id: str, created_at: float) -> str:
 
 
 def game_of_member(member: str) -> str:
-    """>>> game_of_member('000000000001500:g1')
+    """The game id of a listing member.
+
+    >>> game_of_member("000000000001500:g1")
     'g1'
     """
     return member[16:]
