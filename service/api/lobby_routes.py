@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 import orjson
 from flask import Response, request, url_for
 from flask.views import MethodView
+from marshmallow import RAISE
 
 from service.api import lobby_index, matchmaking
 from service.api.auth import require_seat, require_token
@@ -30,7 +31,7 @@ blp = Blueprint(
 @blp.route("/games")
 class Listing(MethodView):
     @blp.doc(operationId="listGames")
-    @blp.arguments(schemas.ListingQuery(), location="query")
+    @blp.arguments(schemas.ListingQuery(), location="query", unknown=RAISE)
     @blp.response(200, schemas.ListingOut)
     @document_errors(
         blp, {422: "Invalid filter or cursor", 429: "Rate limited", 503: "Storage unavailable"}

@@ -139,7 +139,7 @@ class LobbyIndex:
         (None: from the newest), matching the filters.
 
         Every shard reads at most :data:`SCAN_PER_SHARD` entries.  The page ends
-        where every shard is known to be complete: the highest point one of them
+        where every shard is known to be complete: the highest entry one of them
         stopped at, or the ``limit``-th match, whichever is higher; so no entry
         between two cursors is ever left out, and none is given twice."""
         now = _ms(time.time())
@@ -151,13 +151,13 @@ class LobbyIndex:
             )
             for shard in range(keys.LOBBY_SHARDS)
         ]
-        floor = ""  # every shard was read completely down to here
+        floor = ""  # every shard was read completely down to here (this one included)
         found: list[str] = []
         for complete, last, *matches in answers:
             if not int(complete):
                 floor = max(floor, _text(last))
             found += [_text(m) for m in matches]
-        found = sorted((m for m in found if m > floor), reverse=True)
+        found = sorted((m for m in found if m >= floor), reverse=True)
         if len(found) >= limit:
             return Page(found[:limit], found[limit - 1])
         return Page(found, floor or None)
