@@ -101,7 +101,8 @@ def _public_view(record: GameRecord, version: int) -> dict[str, Any]:
     out["status"] = record.status
     out["ruleset"] = record.ruleset
     out["listed"] = record.listed
-    out["open_seats"] = [s.seat for s in record.seats if s.is_joinable]
+    waiting = record.status == "waiting"
+    out["open_seats"] = [s.seat for s in record.seats if s.is_joinable and waiting]
     out["timer"] = {
         "turn_timeout_seconds": record.turn_timeout,
         "autopilot_after_missed_turns": record.autopilot_after,
