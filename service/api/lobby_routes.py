@@ -15,12 +15,14 @@ from service.api import lobby_index, matchmaking
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
 from service.api.context import store
+from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import lobby as schemas
 from service.api.schemas import views
 from service.api.writes import ChangeOutcome, change
 from service.hosting import lobby
 from service.hosting.record import GameRecord
+from service.store import IdempotentReplay
 from service.store.lobby import game_of_member
 
 blp = Blueprint(
@@ -91,9 +93,15 @@ class QuickJoin(MethodView):
         options, seat count and timers that has one, or creates such a game
         (listed, `created: true`) for the next players. Answers like a join:
         the game, your seat and its bearer token (shown once). However many
-        ask at once, no seat is given twice and no game over-filled.
+        ask at once, no seat is given twice and no game over-filled. With a
+        random `Idempotency-Key`, a retry is answered the same seat.
         """
-        out = matchmaking.quick_join(body)
+        idem = idempotency("quick-join", secret=True)
+        try:
+            out = matchmaking.quick_join(body, idem)
+        except IdempotentReplay as earlier:
+            assert idem is not None
+            return replay(idem, earlier.fingerprint, earlier.response)
         location = url_for("games.Game", game_id=out["id"])
         return json_response(out, 201, version=out["version"], headers={"Location": location})
 

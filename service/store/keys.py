@@ -120,3 +120,13 @@ def table_key(table: str, part: str) -> str:
     't13:seek:{ab12}:open'
     """
     return f"{PREFIX}:seek:{{{table}}}:{part}"
+
+
+def quick_join_key(key_hash: str) -> str:
+    """The game a quick-join keyed with ``key_hash`` (its ``Idempotency-Key``'s
+    hash) seated its client in, where that answer's idempotency record is.
+
+    >>> quick_join_key("ab12")
+    't13:quick-join:{ab12}'
+    """
+    return f"{PREFIX}:quick-join:{{{key_hash}}}"

@@ -207,8 +207,21 @@ class LobbyIndex:
     def discard(self, game_id: str) -> None:
         """Delete a game that its maker never offered nor answered (a quick-join's new
         game, when another was listed first): nobody knows its id."""
+        parts = (keys.STATE, keys.EVENTS, keys.IDEM, keys.IDEM_ORDER)
         with translate_errors():
-            self._client().delete(keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS))
+            self._client().delete(*(keys.key(game_id, part) for part in parts))
+
+    def remember(self, key_hash: str, game_id: str, ttl: int) -> None:
+        """Remember for ``ttl`` seconds that the quick-join keyed ``key_hash`` took
+        a seat in ``game_id`` (whose write saves the answer to replay)."""
+        with translate_errors():
+            self._client().set(keys.quick_join_key(key_hash), game_id, ex=ttl)
+
+    def remembered(self, key_hash: str) -> str | None:
+        """The game :meth:`remember` noted for ``key_hash``, if any."""
+        with translate_errors():
+            found = self._client().get(keys.quick_join_key(key_hash))
+        return None if found is None else _text(found)
 
 
 def _text(value: bytes | str) -> str:

@@ -4,6 +4,8 @@ never seat anyone in a full game."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from service.hosting.lobby import record_table
@@ -95,3 +97,29 @@ def test_an_idle_table_expires(client, app, redis_client):
     quick_join(client, "q")
     table_keys = redis_client.keys("t13:seek:*")
     assert table_keys and all(0 < redis_client.pttl(k) <= 3600_000 for k in table_keys)
+
+
+def test_a_keyed_quick_join_is_answered_the_same_seat_again(client):
+    listed_game(client, seats=3)
+    for maker in (False, True):  # a seat in a listed game, then in a game it makes
+        key = {"Idempotency-Key": str(uuid.uuid4())}
+        body = {"name": f"k{maker}", "seats": 2 if maker else 3}
+        first = client.post("/v1/lobby/quick-join", json=body, headers=key)
+        again = client.post("/v1/lobby/quick-join", json=body, headers=key)
+        assert first.status_code == again.status_code == 201
+        assert first.get_json()["created"] is maker
+        assert again.get_json() == first.get_json()
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.headers["Location"] == first.headers["Location"]
+        other = client.post("/v1/lobby/quick-join", json={**body, "name": "x"}, headers=key)
+        assert other.status_code == 422 and other.get_json()["code"] == "IDEMPOTENCY_KEY_REUSED"
+    names = [p["name"] for e in client.get("/v1/games").get_json()["games"] for p in e["players"]]
+    assert sorted(names) == ["h0", "kFalse", "kTrue"], "each keyed client seated once"
+
+
+def test_a_quick_join_key_must_be_random(client):
+    answer = client.post(
+        "/v1/lobby/quick-join", json={"name": "q"}, headers={"Idempotency-Key": "join-1"}
+    )
+    assert answer.status_code == 400 and answer.get_json()["code"] == "WEAK_IDEMPOTENCY_KEY"
+    assert client.get("/v1/games").get_json()["games"] == []
