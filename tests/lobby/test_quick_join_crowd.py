@@ -5,6 +5,7 @@ every client seated once (or answered a problem it can act on), no seat given tw
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -21,17 +22,6 @@ CLIENTS = 200
 SEATS = 4
 
 
-def two_instances(env: dict[str, str]) -> Iterator[list[GunicornServer]]:
-    servers = [GunicornServer({**env, "WEB_CONCURRENCY": "2"}, access_log=False) for _ in range(2)]
-    try:
-        for server in servers:
-            server.start()
-        yield servers
-    finally:
-        for server in servers:
-            server.cleanup()
-
-
 def crowd_fills_exact_games(servers: list[GunicornServer]) -> None:
     bases = [server.url for server in servers]
     crowd = quick_join_crowd(bases, CLIENTS, SEATS)
@@ -41,6 +31,7 @@ def crowd_fills_exact_games(servers: list[GunicornServer]) -> None:
     assert len(games) == CLIENTS // SEATS
     listed = []
     cursor = None
+    started = time.monotonic()
     while True:
         page = requests.get(
             f"{bases[1]}/v1/games",
@@ -51,26 +42,29 @@ def crowd_fills_exact_games(servers: list[GunicornServer]) -> None:
         cursor = page["next"]
         if cursor is None:
             break
+    print(f"listed in pages of 7 in {time.monotonic() - started:.2f} s")
     assert sorted(listed) == games, "the lobby lists every started game once"
     waiting = requests.get(f"{bases[0]}/v1/games", timeout=10).json()
     assert waiting["games"] == [], "no half-filled game is left waiting"
 
 
+def two_instances(gunicorn, env: dict[str, str]) -> list[GunicornServer]:
+    """Two instances of two workers each (stopped by the ``gunicorn`` fixture)."""
+    return [gunicorn({**env, "WEB_CONCURRENCY": "2"}) for _ in range(2)]
+
+
+def test_quick_join_crowd_on_redis(redis_client, redis_url: str, gunicorn) -> None:
+    crowd_fills_exact_games(two_instances(gunicorn, {"REDIS_URL": redis_url}))
+    games = redis_client.keys("t13:{*}:state")
+    assert len(games) == CLIENTS // SEATS, "every game made and not listed was deleted"
+
+
 @pytest.fixture
-def on_redis(redis_client, redis_url: str) -> Iterator[list[GunicornServer]]:
-    yield from two_instances({"REDIS_URL": redis_url})
-
-
-def test_quick_join_crowd_on_redis(on_redis: list[GunicornServer]) -> None:
-    crowd_fills_exact_games(on_redis)
-
-
-@pytest.fixture
-def on_cluster() -> Iterator[list[GunicornServer]]:
+def cluster_node() -> Iterator[RedisServer]:
     with start_cluster(3) as nodes:
-        node: RedisServer = nodes[0]
-        yield from two_instances({"REDIS_URL": node.url, "REDIS_CLUSTER": "true"})
+        yield nodes[0]
 
 
-def test_quick_join_crowd_on_cluster(on_cluster: list[GunicornServer]) -> None:
-    crowd_fills_exact_games(on_cluster)
+def test_quick_join_crowd_on_cluster(cluster_node: RedisServer, gunicorn) -> None:
+    env = {"REDIS_URL": cluster_node.url, "REDIS_CLUSTER": "true"}
+    crowd_fills_exact_games(two_instances(gunicorn, env))
