@@ -19,12 +19,9 @@ from service.engine.errors import GameNotInProgressError
 from service.engine.options import Options, preset
 from service.engine.records import Event
 from service.engine.rules import Game
-from service.hosting.bot_turns import check_bot_level
 from service.hosting.record import GameRecord
 from service.hosting.refusals import GameCancelledError, GameStartedError, ResignedError
-
-RESIGNED_LEVEL = "basic"
-"""The bot that plays a resigned seat to the end of the game."""
+from service.hosting.timers import AUTOPILOT_LEVEL
 
 
 def table_of(
@@ -111,8 +108,8 @@ def rename(record: GameRecord, seat: int, name: str) -> list[Event]:
 
 
 def resign(record: GameRecord, seat: int) -> list[Event]:
-    """``seat``'s player resigns a game in play: a bot plays the seat to the end
-    (as autopilot, never taken back), which the public view and the results show."""
+    """``seat``'s player resigns a game in play: the autopilot's bot plays the seat
+    to the end (never taken back), which the public view and the results show."""
     if record.status != "playing":
         if record.status == "waiting":
             raise GameNotInProgressError("the game has not started: leave it instead")
@@ -120,9 +117,8 @@ def resign(record: GameRecord, seat: int) -> list[Event]:
     info = record.seats[seat]
     if info.resigned:
         raise ResignedError("you resigned already")
-    check_bot_level(RESIGNED_LEVEL, "level")
-    info.bot, info.autopilot, info.resigned = RESIGNED_LEVEL, True, True
-    events = [Event("player_resigned", {"seat": seat, "name": info.name, "level": RESIGNED_LEVEL})]
+    info.bot, info.autopilot, info.resigned = AUTOPILOT_LEVEL, True, True
+    events = [Event("player_resigned", {"seat": seat, "name": info.name, "level": AUTOPILOT_LEVEL})]
     return events + record.after_turn()
 
 
