@@ -83,8 +83,7 @@ class Games(MethodView):
             # the key's record expired before the game it made: a new game, as for a new key
             record.id = new_game_id()
             out, headers = _save_created(record, tokens, events, idem)
-        if record.listed:
-            lobby_index.created(record)
+        lobby_index.seats_changed(record)
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 

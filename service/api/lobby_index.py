@@ -1,10 +1,17 @@
 """Keeping the lobby's index (:mod:`service.store.lobby`) in step with listed games.
 
-The game's own write comes first and is the authority; the index is told after
-it, in separate writes (other hash slots).  If one of them fails, the answer
-does not: the entry is a hint that readers check against the game (a listing
-moves an entry it finds under the wrong status, quick-join drops a game that
-refuses it), and an entry no write refreshes expires.
+The game's own write is the authority; the index is written beside it, in writes
+of its own (other hash slots), so that it may hold too much but never too little:
+
+* a listing gains a game *before* the write that gives the game that status
+  (:func:`before_write`; if that fails, so does the request, and nothing is
+  written);
+* the game leaves its former listing, and its quick-join table learns its open
+  seats, *after* the write (:func:`committed`, :func:`seats_changed`).  If one of
+  those fails, the answer does not: the entry left over is a hint that readers
+  check against the game (a listing skips an entry whose game has not reached
+  its status yet, and moves one whose game has passed it; quick-join drops a
+  game that refuses it), and an entry no write refreshes expires.
 """
 
 from __future__ import annotations
@@ -45,7 +52,8 @@ def _put(status: str, game_id: str, created_at: float, ruleset: str, seats: int)
 
 
 def relist(game_id: str, was: str, public: dict[str, Any], created_at: float) -> None:
-    """Move an entry found listed under ``was`` to the status of its game's public view."""
+    """Move an entry found listed under ``was`` to the later status of its game's
+    public view."""
 
     def move() -> None:
         seats = len(public["players"])
@@ -66,27 +74,28 @@ def offer_seats(record: GameRecord) -> None:
     )
 
 
-def created(record: GameRecord) -> None:
-    """A listed game was created: list it, and offer its open seats."""
-    _hint(lambda: (list_game(record), offer_seats(record)))
-
-
 def seats_changed(record: GameRecord) -> None:
-    """A listed game's seats changed (a join by id, a leave): offer the open ones."""
+    """A listed game was made, or its seats changed (a join by id, a leave): offer
+    its open seats to quick-join."""
     if record.listed:
         _hint(lambda: offer_seats(record))
 
 
+def before_write(record: GameRecord) -> None:
+    """Called before every write of a game: a listed game that the write gives a
+    new status (or makes) is listed under it first."""
+    if record.listed and record.status != record.loaded_status:
+        list_game(record)
+
+
 def committed(record: GameRecord) -> None:
     """Called after every write of a game: a listed game whose status changed
-    moves to its new status's listing (and out of quick-join once it is not
-    waiting)."""
+    leaves its former listing (and quick-join, once it is not waiting)."""
     was = record.loaded_status
     if not record.listed or was == record.status:
         return
 
     def move() -> None:
-        list_game(record)
         if was in LISTED_STATUSES:
             store().lobby.drop(was, record.id, record.created_at)
         if was == "waiting":

@@ -25,6 +25,9 @@ from service.hosting.record import GameRecord
 from service.store import IdempotentReplay
 from service.store.lobby import game_of_member
 
+STAGES = ("waiting", "playing", "finished", "cancelled")
+"""A game's statuses in the order it goes through them (never back)."""
+
 blp = Blueprint(
     "lobby", __name__, url_prefix="/v1", description="Find a game: list, quick-join, leave, resign"
 )
@@ -56,13 +59,14 @@ class Listing(MethodView):
         games = []
         for member, game_id, found in zip(page.members, ids, index.views(ids), strict=True):
             created_at = int(member[:15]) / 1000
-            if found is None:  # the game expired: its entry goes too
+            public = None if found is None else orjson.loads(found[1])
+            if public is None or not public["listed"]:  # expired, or another game's id
                 index.drop(status, game_id, created_at)
                 continue
-            public = orjson.loads(found[1])
-            if public["status"] != status:  # a hint that missed a change: move it
-                lobby_index.relist(game_id, status, public, created_at)
-                continue
+            if public["status"] != status:
+                if STAGES.index(public["status"]) > STAGES.index(status):
+                    lobby_index.relist(game_id, status, public, created_at)  # it moved on
+                continue  # else listed ahead of a write still under way (or failed)
             games.append(lobby.summary(public, created_at))
         headers = {}
         if page.next is not None:

@@ -128,6 +128,7 @@ def _load(game_id: str, idem: Idempotency | None) -> tuple[int, GameRecord]:
 
 
 def _commit(game_id: str, version: int, record: GameRecord, write: Write) -> None:
+    lobby_index.before_write(record)
     store().commit(
         game_id,
         version,
@@ -205,6 +206,7 @@ def create_game(
     """Save a new game at version 1 with its first events (and the idempotency
     record of the request that made it).  Raises :class:`GameExists`, or
     :class:`IdempotentReplay` when it was made by a request with the same key."""
+    lobby_index.before_write(record)
     store().create(
         record.id,
         record.to_bytes(),

@@ -37,12 +37,17 @@ from service.store.lobby_scripts import (
     LISTING_DROP_SCRIPT,
     LISTING_PAGE_SCRIPT,
     LISTING_PUT_SCRIPT,
+    RELEASE_SCRIPT,
     SEEK_SCRIPT,
     TABLE_SET_SCRIPT,
 )
 
 LISTED_STATUSES = ("waiting", "playing", "finished")
 """The statuses the lobby lists (a cancelled game leaves it)."""
+
+TICKET_SECONDS = 60
+"""How long a ticket is kept under the name of an unkeyed seek, for the client
+library's retry of the call."""
 
 SCAN_PER_SHARD = 200
 """The most entries one page reads from one shard (filters that match rarely give a
@@ -69,6 +74,17 @@ def game_of_member(member: str) -> str:
     'g1'
     """
     return member[16:]
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """A seat of a quick-join table to take, through the game's own write: the
+    game, its creation time (its place in the table), and whether the table
+    listed it for this ticket (then nobody may have made it yet)."""
+
+    game: str
+    created_at: float
+    new: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,22 +193,31 @@ class LobbyIndex:
     # -- quick-join tables ----------------------------------------------------------
 
     def seek(
-        self, table: str, lifetime: float, new: tuple[str, float, int] | None = None
-    ) -> tuple[str, bool] | None:
-        """A seat to take: ``(game, False)`` for a ticket to the oldest game of
-        ``table`` with a seat to offer; with none, ``new`` (the caller's game, its
-        creation time and open seats) is listed there: ``(its id, True)``.  None
-        when there is none and no ``new``.  Games older than ``lifetime`` seconds
-        are dropped on the way."""
-        game, created, free = new if new is not None else ("", 0.0, 0)
-        found = self._run(
+        self, table: str, lifetime: float, new_game: str, seats: int, name: str, keep: float
+    ) -> Ticket:
+        """A seat of ``table`` to take: one of its oldest game's open seats; with
+        none, ``new_game`` (of ``seats`` seats, not made yet) is listed and its first
+        seat handed out.  The ticket is kept ``keep`` seconds under ``name``: a call
+        of the same name (a retry) is answered the same ticket.  Games older than
+        ``lifetime`` seconds are dropped on the way."""
+        game, created, new = self._run(
             SEEK_SCRIPT,
-            [keys.table_key(table, "open"), keys.table_key(table, "free")],
-            [_ms(time.time()), _ms(lifetime), game, _ms(created), free],
+            [
+                keys.table_key(table, "open"),
+                keys.table_key(table, "free"),
+                keys.table_key(table, f"ticket:{name}"),
+            ],
+            [_ms(time.time()), _ms(lifetime), new_game, seats, _ms(keep)],
         )
-        if not found:
-            return None
-        return _text(found[0]), len(found) > 1
+        return Ticket(_text(game), int(_text(created)) / 1000, bool(int(new)))
+
+    def release(self, table: str, ticket: Ticket, lifetime: float) -> None:
+        """Give back a ticket whose seat was not taken (the store failed meanwhile)."""
+        self._run(
+            RELEASE_SCRIPT,
+            [keys.table_key(table, "open"), keys.table_key(table, "free")],
+            [ticket.game, _ms(ticket.created_at), _ms(lifetime)],
+        )
 
     def offer(
         self, table: str, game_id: str, created_at: float, seats: int, lifetime: float
@@ -204,24 +229,21 @@ class LobbyIndex:
             [game_id, _ms(created_at), seats, _ms(lifetime)],
         )
 
-    def discard(self, game_id: str) -> None:
-        """Delete a game that its maker never offered nor answered (a quick-join's new
-        game, when another was listed first): nobody knows its id."""
-        parts = (keys.STATE, keys.EVENTS, keys.IDEM, keys.IDEM_ORDER)
+    def remember(self, key_hash: str, ticket: Ticket, ttl: int) -> None:
+        """Keep ``ticket`` for ``ttl`` seconds under the quick-join keyed ``key_hash``
+        (whose seat's write saves the answer to replay there)."""
+        text = f"{ticket.game}\t{_ms(ticket.created_at)}\t{int(ticket.new)}"
         with translate_errors():
-            self._client().delete(*(keys.key(game_id, part) for part in parts))
+            self._client().set(keys.quick_join_key(key_hash), text, ex=ttl)
 
-    def remember(self, key_hash: str, game_id: str, ttl: int) -> None:
-        """Remember for ``ttl`` seconds that the quick-join keyed ``key_hash`` took
-        a seat in ``game_id`` (whose write saves the answer to replay)."""
-        with translate_errors():
-            self._client().set(keys.quick_join_key(key_hash), game_id, ex=ttl)
-
-    def remembered(self, key_hash: str) -> str | None:
-        """The game :meth:`remember` noted for ``key_hash``, if any."""
+    def remembered(self, key_hash: str) -> Ticket | None:
+        """The ticket :meth:`remember` kept for ``key_hash``, if any."""
         with translate_errors():
             found = self._client().get(keys.quick_join_key(key_hash))
-        return None if found is None else _text(found)
+        if found is None:
+            return None
+        game, created, new = _text(found).split("\t")
+        return Ticket(game, int(created) / 1000, new == "1")
 
 
 def _text(value: bytes | str) -> str:

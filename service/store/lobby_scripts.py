@@ -82,42 +82,70 @@ end
 """
 
 SEEK_SCRIPT = """
--- Offer a seat of a quick-join table: a ticket to its oldest game with a seat to
--- offer; with none, list the game ARGV[3] (made by the caller, who sits in it).
+-- Hand out a seat of a quick-join table (a ticket): one of the open seats of its oldest
+-- game; with none, list the new game ARGV[3] (not made yet: its ticket holders make it)
+-- and hand out its first seat.
 -- KEYS[1] the table's sorted set of games (score: created ms), KEYS[2] its hash
--- game -> seats still to offer
+-- game -> seats still to hand out, KEYS[3] this request's ticket (in the same slot)
 -- ARGV[1] now (ms), ARGV[2] how long a waiting game stays in the lobby (ms),
--- ARGV[3] the caller's new game ("" = none), ARGV[4] its created ms, ARGV[5] its
--- open seats
--- Returns {game} (a ticket: the seat is the caller's to take, through the game),
--- {game, 1} when the new game was listed, or {} when there is none and no new game.
+-- ARGV[3] a new game's id, ARGV[4] its seats, ARGV[5] how long the ticket is kept (ms)
+-- Returns {game, created ms (text), 1 if it is the new game else 0}.  The ticket is kept, so a
+-- retried call (a lost reply re-sent) is answered the same ticket, not a second one.
 -- Games older than the lobby's lifetime are dropped on the way; an idle table's keys
 -- expire after that lifetime.
+local known = redis.call('GET', KEYS[3])
+if known then
+  local game, score, new = string.match(known, '^(.-)\t(%d+)\t(%d)$')
+  return {game, score, tonumber(new)}
+end
 local now, lifetime = tonumber(ARGV[1]), tonumber(ARGV[2])
+local ticket
 for _ = 1, 64 do
   local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   if #head == 0 then break end
-  local game = head[1]
-  if tonumber(head[2]) + lifetime <= now then
+  local game, score = head[1], head[2]
+  local left = -1
+  if tonumber(score) + lifetime > now then left = redis.call('HINCRBY', KEYS[2], game, -1) end
+  if left <= 0 then
     redis.call('ZREM', KEYS[1], game)
     redis.call('HDEL', KEYS[2], game)
-  else
-    local left = redis.call('HINCRBY', KEYS[2], game, -1)
-    if left <= 0 then
-      redis.call('ZREM', KEYS[1], game)
-      redis.call('HDEL', KEYS[2], game)
-    end
-    if left >= 0 then return {game} end
+  end
+  if left >= 0 then
+    ticket = {game, score, 0}
+    break
   end
 end
-if ARGV[3] == '' then return {} end
-if tonumber(ARGV[5]) > 0 then
-  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[3])
-  redis.call('HSET', KEYS[2], ARGV[3], ARGV[5])
-  redis.call('PEXPIRE', KEYS[1], lifetime)
-  redis.call('PEXPIRE', KEYS[2], lifetime)
+if not ticket then
+  local free = tonumber(ARGV[4]) - 1
+  if free > 0 then
+    redis.call('ZADD', KEYS[1], now, ARGV[3])
+    redis.call('HSET', KEYS[2], ARGV[3], free)
+    redis.call('PEXPIRE', KEYS[1], lifetime)
+    redis.call('PEXPIRE', KEYS[2], lifetime)
+  end
+  ticket = {ARGV[3], ARGV[1], 1}
 end
-return {ARGV[3], 1}
+redis.call('SET', KEYS[3], ticket[1] .. '\t' .. ticket[2] .. '\t' .. ticket[3], 'PX', ARGV[5])
+return ticket
+"""
+
+RELEASE_SCRIPT = """
+-- Give back a ticket whose seat could not be taken (the store failed meanwhile): the
+-- game has one more seat to hand out.  If the seat was taken after all, the game's own
+-- write refuses the next holder, who drops the game from the table.
+-- KEYS[1] the table's sorted set of games, KEYS[2] its hash game -> seats to hand out
+-- ARGV[1] game id, ARGV[2] its created ms, ARGV[3] how long a waiting game stays in
+-- the lobby (ms)
+-- Returns 1.
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+else
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[1], 1)
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return 1
 """
 
 TABLE_SET_SCRIPT = """

@@ -125,6 +125,19 @@ def test_a_stale_entry_is_moved_by_the_listing(client, app):
     assert list_all(client) == [], "the stale entry is gone"
 
 
+def test_an_entry_ahead_of_its_game_is_skipped_and_kept(client, app):
+    """Listed under ``playing`` before the write that would start it (which then
+    failed): not shown, not moved, shown once the game does start."""
+    game = listed_game(client, seats=2)
+    created = list_all(client)[0]["created_at"]
+    store = app.extensions["t13"].store
+    store.lobby.put("playing", game.id, created, "classic", 2, time.time() + 60)
+    assert list_all(client, status="playing") == []
+    assert ids(list_all(client)) == [game.id]
+    join(client, game, "b")
+    assert ids(list_all(client, status="playing")) == [game.id]
+
+
 def test_a_gone_game_leaves_the_listing(client, redis_client):
     game = listed_game(client)
     redis_client.delete(f"t13:{{{game.id}}}:state")  # as when a game expires

@@ -4,11 +4,12 @@ never seat anyone in a full game."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
 
-from service.hosting.lobby import record_table
+from service.hosting.lobby import record_table, table_of
 from service.hosting.record import GameRecord
 from tests.api.conftest import create_game
 from tests.lobby.conftest import join, listed_game, quick_join
@@ -80,17 +81,39 @@ def test_a_stale_entry_never_seats_anyone_in_a_full_game(client, app):
 
 
 def test_a_vanished_game_in_the_table_is_dropped(client, app, redis_client):
+    """A game listed two minutes ago and gone since (expired) is not made again."""
     game = listed_game(client, seats=2)
+    store = app.extensions["t13"].store
+    record = GameRecord.loaded(*store.load_game(game.id)[1:])
+    store.lobby.offer(record_table(record), game.id, time.time() - 120, 1, 3600)
     redis_client.delete(f"t13:{{{game.id}}}:state")
     answer = quick_join(client, "q")
     assert answer["created"] and answer["id"] != game.id
+    assert client.get(f"/v1/games/{game.id}").status_code == 404
+
+
+def test_a_new_game_is_made_by_whichever_ticket_holder_comes_first(client, app):
+    """The table lists a new game before anyone made it: the first ticket holder
+    to find it missing makes it, and it is seated there like the others."""
+    store = app.extensions["t13"].store
+    table = table_of("classic", {}, 2, None, None)
+    lister = store.lobby.seek(table, 3600, "fresh-game", 2, "r1", 60)
+    assert lister.new and lister.game == "fresh-game"
+    assert store.lobby.seek(table, 3600, "other", 2, "r1", 60) == lister, "a retried call"
+    answer = quick_join(client, "second")  # takes the other seat first, and makes the game
+    assert (answer["id"], answer["seat"], answer["created"]) == ("fresh-game", 0, False)
+    assert [e["type"] for e in client.get("/v1/games/fresh-game/events").get_json()["events"]] == [
+        "game_created",
+        "player_joined",
+    ]
+    assert client.get("/v1/games").get_json()["games"][0]["id"] == "fresh-game"
 
 
 def test_quick_join_answers_a_location_and_the_version(client):
     answer = client.post("/v1/lobby/quick-join", json={"name": "q"})
     assert answer.status_code == 201
     assert answer.headers["Location"].endswith(f"/v1/games/{answer.get_json()['id']}")
-    assert answer.headers["ETag"] == '"1"'
+    assert answer.headers["ETag"] == f'"{answer.get_json()["version"]}"'
 
 
 def test_an_idle_table_expires(client, app, redis_client):
