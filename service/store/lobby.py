@@ -16,9 +16,10 @@ Redis Cluster:
 * **Quick-join tables**: per table (ruleset, options, seats, timers: see
   :func:`service.hosting.lobby.table_of`), a sorted set of its waiting games with
   seats to offer, oldest first, and how many seats each has to offer.  One script
-  hands out a seat (a ticket) of the oldest game, or lists the caller's new game
-  when there is none (:meth:`LobbyIndex.seek`): tables of different rulesets,
-  options or sizes live in different slots; a table's script does O(1) work.
+  hands out a seat (a ticket) of the oldest game, or lists a new game (made by
+  its ticket holders) when there is none (:meth:`LobbyIndex.seek`): tables of
+  different rulesets, options or sizes live in different slots; a table's script
+  does O(1) work.
 
 Every entry is a hint: a reader checks the game itself, and a ticket is a seat
 taken through the game's own write, which refuses a seat already taken.

@@ -114,7 +114,8 @@ class QuickJoinOut(Schema):
     version = fields.Integer(required=True)
     status = fields.String(required=True, validate=validate.OneOf(["waiting", "playing"]))
     created = fields.Boolean(
-        required=True, metadata={"description": "True when this request made the game"}
+        required=True,
+        metadata={"description": "True when the game was listed anew for this request"},
     )
 
 
