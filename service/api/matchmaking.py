@@ -19,7 +19,8 @@ How no seat is given twice and no game is over-filled, however many ask at once:
    keyed request's seeks are named after its ``Idempotency-Key``, so its retry
    is handed the same tickets in the same order (and a lost reply of the script
    itself, re-sent by the client library, gets its ticket back too).  The last
-   ticket is also noted under the key: a retry is answered the seat it took.
+   ticket's game is also noted under the key: a retry is answered the seat taken
+   there before it seeks.
 
 A client still without a seat after :data:`TRIES` rounds gets 503 ``LOBBY_BUSY``
 with ``Retry-After``.
@@ -65,10 +66,10 @@ def quick_join(body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]
     """Seat the caller at a table of the kind ``body`` asks for: the answer's body
     (``id``, ``seat``, ``token``, ``version``, ``status``, ``created``).
 
-    With ``idem`` (the request's ``Idempotency-Key``) each ticket is noted under the
-    key before its seat is taken, and the answer saved with the write that takes
-    it: a retry raises :class:`IdempotentReplay` with that answer, or tries that
-    ticket's game first."""
+    With ``idem`` (the request's ``Idempotency-Key``) the seeks are named after the
+    key, each ticket's game is noted under it before its seat is taken, and the
+    answer is saved with the write that takes it: a retry raises
+    :class:`IdempotentReplay` with that answer, or is handed the same tickets."""
     table = table_of(
         body["ruleset"],
         body["options"],
@@ -76,23 +77,20 @@ def quick_join(body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]
         body["turn_timeout_seconds"],
         body["autopilot_after_missed_turns"],
     )
-    lifetime = services().config.lobby_waiting_seconds
+    config = services().config
+    lifetime = config.lobby_waiting_seconds
     lobby = store().lobby
-    kept = None
     if idem is not None:
-        kept = lobby.remembered(idem.key_hash)
-        if kept is not None:
-            _game, saved = store().load_with_idempotency(kept.game, idem.key_hash)
+        earlier = lobby.remembered(idem.key_hash)
+        if earlier is not None:
+            _game, saved = store().load_with_idempotency(earlier, idem.key_hash)
             if saved is not None:
                 raise IdempotentReplay(*saved)
     for round_ in range(TRIES):
-        ticket = kept or lobby.seek(
-            table, lifetime, new_game_id(), body["seats"], *_name(idem, round_)
-        )
-        kept = None
+        ticket = lobby.seek(table, lifetime, new_game_id(), body["seats"], *_name(idem, round_))
         try:
             if idem is not None:
-                lobby.remember(idem.key_hash, ticket, services().config.idempotency_ttl_seconds)
+                lobby.remember(idem.key_hash, ticket.game, config.idempotency_ttl_seconds)
             return _take_seat(ticket, body, idem)
         except (HostingError, GameNotFound):  # full, started or cancelled: not to offer
             lobby.offer(table, ticket.game, 0.0, 0, lifetime)

@@ -230,21 +230,17 @@ class LobbyIndex:
             [game_id, _ms(created_at), seats, _ms(lifetime)],
         )
 
-    def remember(self, key_hash: str, ticket: Ticket, ttl: int) -> None:
-        """Keep ``ticket`` for ``ttl`` seconds under the quick-join keyed ``key_hash``
-        (whose seat's write saves the answer to replay there)."""
-        text = f"{ticket.game}\t{_ms(ticket.created_at)}\t{int(ticket.new)}"
+    def remember(self, key_hash: str, game_id: str, ttl: int) -> None:
+        """Note for ``ttl`` seconds that the quick-join keyed ``key_hash`` is taking a
+        seat in ``game_id`` (whose write saves the answer to replay)."""
         with translate_errors():
-            self._client().set(keys.quick_join_key(key_hash), text, ex=ttl)
+            self._client().set(keys.quick_join_key(key_hash), game_id, ex=ttl)
 
-    def remembered(self, key_hash: str) -> Ticket | None:
-        """The ticket :meth:`remember` kept for ``key_hash``, if any."""
+    def remembered(self, key_hash: str) -> str | None:
+        """The game :meth:`remember` noted for ``key_hash``, if any."""
         with translate_errors():
             found = self._client().get(keys.quick_join_key(key_hash))
-        if found is None:
-            return None
-        game, created, new = _text(found).split("\t")
-        return Ticket(game, int(created) / 1000, new == "1")
+        return None if found is None else _text(found)
 
 
 def _text(value: bytes | str) -> str:
