@@ -3,6 +3,7 @@ seat (rename and leave before the start, resign during play)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,6 +21,7 @@ from service.api.responses import json_response
 from service.api.schemas import lobby as schemas
 from service.api.schemas import views
 from service.api.writes import ChangeOutcome, change
+from service.engine.records import Event
 from service.hosting import lobby
 from service.hosting.record import GameRecord
 from service.store import IdempotentReplay
@@ -110,7 +112,7 @@ class QuickJoin(MethodView):
         return json_response(out, 201, version=out["version"], headers={"Location": location})
 
 
-def _own_seat(game_id: str, act: Any) -> Response:
+def _own_seat(game_id: str, act: Callable[[GameRecord, int], list[Event]]) -> Response:
     """Apply ``act(record, seat)`` (its events) for the seat of the request's token
     and answer the seat as it is now."""
     require_token()
