@@ -14,6 +14,7 @@ from service.api import (
     fairplay_routes,
     game_routes,
     limits,
+    lobby_routes,
     metrics,
     ops_routes,
     problems,
@@ -111,6 +112,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
     _register_components(api)
     api.register_blueprint(game_routes.blp)
+    api.register_blueprint(lobby_routes.blp)
     api.register_blueprint(fairplay_routes.blp)
     api.register_blueprint(rules_routes.blp)
     api.register_blueprint(ops_routes.blp)

@@ -86,6 +86,14 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar("RATE_LIMIT_JOIN", "60/minute", "Limit on `POST /v1/games/{id}/players`."),
     EnvVar("RATE_LIMIT_MOVES", "600/minute", "Limit on `POST /v1/games/{id}/moves`."),
     EnvVar("RATE_LIMIT_EVALUATE", "60/minute", "Limit on `POST /v1/hands/evaluate`."),
+    EnvVar("RATE_LIMIT_LIST", "120/minute", "Limit on `GET /v1/games` (the lobby's listing)."),
+    EnvVar("RATE_LIMIT_QUICK_JOIN", "30/minute", "Limit on `POST /v1/lobby/quick-join`."),
+    EnvVar(
+        "LOBBY_WAITING_SECONDS",
+        "3600",
+        "A listed game still waiting for players this long after its creation leaves the "
+        "lobby (listing and quick-join); it can still be joined by its id.",
+    ),
     EnvVar(
         "RATE_LIMIT_AUTH_FAILURES",
         "30/minute",
@@ -218,6 +226,9 @@ class Config:
     rate_limit_moves: str = "600/minute"
     rate_limit_auth_failures: str = "30/minute"
     rate_limit_evaluate: str = "60/minute"
+    rate_limit_list: str = "120/minute"
+    rate_limit_quick_join: str = "30/minute"
+    lobby_waiting_seconds: int = 3600
     fast_lane: bool = True
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
@@ -268,6 +279,9 @@ class Config:
             rate_limit_moves=env.rate("RATE_LIMIT_MOVES"),
             rate_limit_auth_failures=env.rate("RATE_LIMIT_AUTH_FAILURES"),
             rate_limit_evaluate=env.rate("RATE_LIMIT_EVALUATE"),
+            rate_limit_list=env.rate("RATE_LIMIT_LIST"),
+            rate_limit_quick_join=env.rate("RATE_LIMIT_QUICK_JOIN"),
+            lobby_waiting_seconds=env.integer("LOBBY_WAITING_SECONDS", minimum=1),
             fast_lane=env.boolean("FAST_LANE"),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),
             cors_origins=tuple(

@@ -61,6 +61,13 @@ WHEN: dict[str, str] = {
     "GAME_NOT_FINISHED": "Replay or rematch before the game is over",
     "SEAT_ALREADY_CLAIMED": "Your rematch seat was claimed already",
     "SEAT_NOT_RESERVED": "No rematch seat is reserved for this token",
+    "SEAT_TAKEN": "The `seat` a join asks for is taken (or reserved for a rematch player)",
+    "NO_SUCH_SEAT": "A join's `seat` beyond the game's seats",
+    "GAME_STARTED": "Leaving or renaming once the game has started (resign instead)",
+    "GAME_CANCELLED": "Joining or playing a game cancelled when its last player left",
+    "RESIGNED": "A move, autopilot change or resignation of a seat whose player resigned",
+    "LOBBY_BUSY": "Quick-join found every offered seat taken first, 8 times over "
+    "(`Retry-After` given); retry",
     "IDEMPOTENCY_KEY_REUSED": "The same `Idempotency-Key` with another request",
     "WEAK_IDEMPOTENCY_KEY": "A create or join keyed with a guessable `Idempotency-Key`",
     "SEARCH_TOO_LARGE": "Hand and table too large to evaluate (no game's table reaches it)",

@@ -14,7 +14,7 @@ from typing import Any
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import following, handlers, metrics, streams
+from service.api import following, handlers, lobby_index, metrics, streams
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.context import services, store
@@ -79,6 +79,7 @@ class Games(MethodView):
             body.get("turn_timeout_seconds"),
             body.get("autopilot_after_missed_turns"),
             game_id=game_id,
+            listed=body["listed"],
         )
         try:
             out, headers = _save_created(record, tokens, events, idem)
@@ -91,6 +92,7 @@ class Games(MethodView):
             # the key's record expired before the game it made: a new game, as for a new key
             record.id = new_game_id()
             out, headers = _save_created(record, tokens, events, idem)
+        lobby_index.seats_changed(record)
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 
@@ -162,24 +164,28 @@ class Players(MethodView):
         {
             **ERRORS_READ,
             400: "Malformed JSON, or a weak Idempotency-Key",
-            409: "No open seat",
-            422: "Invalid name",
+            409: "No open seat, the seat asked for is taken, or the game was cancelled",
+            422: "Invalid name or seat",
             429: "Rate limited",
         },
         "INVALID_JSON",
         "WEAK_IDEMPOTENCY_KEY",
         "GAME_FULL",
+        "SEAT_TAKEN",
+        "GAME_CANCELLED",
         "VALIDATION_ERROR",
+        "NO_SUCH_SEAT",
         "IDEMPOTENCY_KEY_REUSED",
     )
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Take an open seat
 
-        Returns the seat and its bearer token (shown only this once).
+        The `seat` asked for, or the lowest open one. Returns the seat and
+        its bearer token (shown only this once).
         """
 
         def join(version: int, record: GameRecord) -> ChangeOutcome:
-            seat, token, events = seating.join(record, body["name"])
+            seat, token, events = seating.join(record, body["name"], body.get("seat"))
 
             def build(new_version: int) -> tuple[int, Any]:
                 out = {
@@ -190,7 +196,7 @@ class Players(MethodView):
                 }
                 return 201, out
 
-            return ChangeOutcome(events, build)
+            return ChangeOutcome(events, build, committed=lambda: lobby_index.seats_changed(record))
 
         return change(game_id, join)
 

@@ -1,9 +1,11 @@
 """Per-client rate limits, answered as 429 problem+json with Retry-After.
 
-* ``POST /v1/games`` (create), ``POST /v1/games/{id}/players`` (join) and
-  ``POST /v1/hands/evaluate`` (a hand's arrangement, CPU bound): per client IP
-  (``REMOTE_ADDR``: behind proxies, the client's address taken from
-  ``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS``, see :func:`service.app.create_app`);
+* ``POST /v1/games`` (create), ``POST /v1/games/{id}/players`` (join; leaving
+  and renaming count as joins), ``GET /v1/games`` (the lobby's listing),
+  ``POST /v1/lobby/quick-join`` and ``POST /v1/hands/evaluate`` (a hand's
+  arrangement, CPU bound): per client IP (``REMOTE_ADDR``: behind proxies, the
+  client's address taken from ``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS``, see
+  :func:`service.app.create_app`);
 * ``POST /v1/games/{id}/moves``: per bearer token, keyed by a hash of the token (the
   raw token never reaches the limiter's storage); requests without a token by IP;
 * failed authentication (every 401, on any endpoint): per client IP
@@ -142,6 +144,8 @@ class RateLimits:
     create: Limit
     join: Limit
     evaluate: Limit
+    listing: Limit
+    quick_join: Limit
     moves: Limit
     auth_failures: Limit
 
@@ -155,6 +159,8 @@ class RateLimits:
             Limit.parse("create", config.rate_limit_create),
             Limit.parse("join", config.rate_limit_join),
             Limit.parse("evaluate", config.rate_limit_evaluate),
+            Limit.parse("list", config.rate_limit_list),
+            Limit.parse("quick-join", config.rate_limit_quick_join),
             Limit.parse("moves", config.rate_limit_moves, "moves"),
             Limit.parse(
                 "failed authentications",
@@ -198,16 +204,20 @@ def storage_uri(config: Config) -> str:
 def install(app: Flask, limits: RateLimits) -> None:
     """Count the limited endpoints' requests before their views run.
 
-    Only POSTs to these endpoints consult the storage (a dead storage would
-    otherwise hold up any request, /readyz included)."""
+    Only these requests consult the storage (a dead storage would otherwise
+    hold up any request, /readyz included)."""
     endpoints = {
-        "games.Games": limits.create,
-        "games.Players": limits.join,
-        "rules.Evaluate": limits.evaluate,
+        ("games.Games", "POST"): limits.create,
+        ("games.Players", "POST"): limits.join,
+        ("rules.Evaluate", "POST"): limits.evaluate,
+        ("lobby.Listing", "GET"): limits.listing,
+        ("lobby.QuickJoin", "POST"): limits.quick_join,
+        ("lobby.OwnSeat", "PATCH"): limits.join,
+        ("lobby.OwnSeat", "DELETE"): limits.join,
     }
 
     @app.before_request
     def _count() -> None:
-        limit = endpoints.get(request.endpoint or "")
-        if limit is not None and request.method == "POST":
+        limit = endpoints.get((request.endpoint or "", request.method))
+        if limit is not None:
             limits.limiter.check(limit, by_address(request.environ))

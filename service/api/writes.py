@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import orjson
 from flask import Response
 
+from service.api import lobby_index
 from service.api.conditional import if_match_version
 from service.api.context import store
 from service.api.idempotency import Idempotency, game_idempotency, replay
@@ -127,6 +128,7 @@ def _load(game_id: str, idem: Idempotency | None) -> tuple[int, GameRecord]:
 
 
 def _commit(game_id: str, version: int, record: GameRecord, write: Write) -> None:
+    lobby_index.before_write(record)
     store().commit(
         game_id,
         version,
@@ -135,6 +137,7 @@ def _commit(game_id: str, version: int, record: GameRecord, write: Write) -> Non
         idempotency=write.idempotency,
         **write.saved,
     )
+    lobby_index.committed(record)
 
 
 def change(
@@ -203,6 +206,7 @@ def create_game(
     """Save a new game at version 1 with its first events (and the idempotency
     record of the request that made it).  Raises :class:`GameExists`, or
     :class:`IdempotentReplay` when it was made by a request with the same key."""
+    lobby_index.before_write(record)
     store().create(
         record.id,
         record.to_bytes(),

@@ -95,11 +95,14 @@ def _public_view(record: GameRecord, version: int) -> dict[str, Any]:
         player["name"] = seat_info.name
         player["bot"] = seat_info.bot
         player["autopilot"] = seat_info.autopilot
+        player["resigned"] = seat_info.resigned
     finished = record.status == "finished"
     out = {"id": record.id, "version": version, **out}
     out["status"] = record.status
     out["ruleset"] = record.ruleset
-    out["open_seats"] = [s.seat for s in record.seats if s.is_joinable]
+    out["listed"] = record.listed
+    waiting = record.status == "waiting"
+    out["open_seats"] = [s.seat for s in record.seats if s.is_joinable and waiting]
     out["timer"] = {
         "turn_timeout_seconds": record.turn_timeout,
         "autopilot_after_missed_turns": record.autopilot_after,

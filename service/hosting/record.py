@@ -41,6 +41,7 @@ from service.engine.view import (
 )
 from service.hosting.bot_turns import History, play_bots
 from service.hosting.document import DOC_FORMAT, check_format
+from service.hosting.refusals import GameCancelledError, ResignedError
 from service.hosting.tokens import hash_token
 
 
@@ -57,6 +58,7 @@ class Seat:
     autopilot: bool = False
     missed_turns: int = 0
     reserved_for: str | None = None
+    resigned: bool = False
 
     @property
     def is_open(self) -> bool:
@@ -79,6 +81,8 @@ class Seat:
             out["missed_turns"] = self.missed_turns
         if self.reserved_for is not None:
             out["reserved_for"] = self.reserved_for
+        if self.resigned:
+            out["resigned"] = True
         return out
 
 
@@ -99,6 +103,10 @@ class GameRecord:
     deadline: float | None = None
     rematch_id: str | None = None
     rematch_of: str | None = None
+    listed: bool = False
+    """Shown in the lobby (``GET /v1/games``) and offered by quick-join."""
+    cancelled: bool = False
+    """Its last human left before the start: it never will start."""
     arrangements: dict[int, tuple[ArrangementKey, dict[str, Any]]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -111,9 +119,14 @@ class GameRecord:
     """The results' text as stored apart in this game's store entry (set by
     :meth:`loaded`; None: not stored yet), so a save rewrites them only when
     they changed."""
+    loaded_status: str | None = field(default=None, repr=False, compare=False)
+    """:attr:`status` when the record was read from the store (set by
+    :meth:`loaded`), so a write can tell whether it changed it."""
 
     @property
     def status(self) -> str:
+        if self.cancelled:
+            return "cancelled"
         if self.state is None:
             return "waiting"
         return self.state.status.value
@@ -140,6 +153,7 @@ class GameRecord:
                 "state": state,
                 "timing": [self.turn_timeout, self.autopilot_after, self.deadline],
                 "rematch": [self.rematch_of, self.rematch_id],
+                "lobby": [self.listed, self.cancelled],
                 "arr": self._arrangements_to_save(),
             }
         )
@@ -199,6 +213,8 @@ class GameRecord:
             deadline=data["timing"][2],
             rematch_of=data["rematch"][0],
             rematch_id=data["rematch"][1],
+            listed=data["lobby"][0],
+            cancelled=data["lobby"][1],
             arrangements={
                 seat: ((index, ids_of_chars(ids)), arrangement)
                 for seat, index, ids, arrangement in data["arr"]
@@ -211,6 +227,7 @@ class GameRecord:
         results stored beside it)."""
         record = cls.from_bytes(raw, results)
         record.stored_results = results
+        record.loaded_status = record.status
         return record
 
     # -- access ----------------------------------------------------------------
@@ -261,8 +278,12 @@ class GameRecord:
 
         ``history`` loads the game's stored public events (as the events
         endpoint shows them) for bots that track the cards (``strong``)."""
+        if self.cancelled:
+            raise GameCancelledError("this game was cancelled: its last player left")
         if self.state is None:
             raise GameNotInProgressError("the game has not started: seats are still open")
+        if self.seats[seat].resigned:
+            raise ResignedError("you resigned: a bot plays this seat to the end of the game")
         events = self.state.apply(seat, move)
         self.seats[seat].missed_turns = 0
         if move.type == "go_out" and any(e.type == "go_out_refused" for e in events):

@@ -24,3 +24,23 @@ class SeatClaimedError(HostingError):
 
 class GameNotFinishedError(HostingError):
     code = "GAME_NOT_FINISHED"
+
+
+class SeatTakenError(HostingError):
+    code = "SEAT_TAKEN"
+
+
+class NoSuchSeatError(HostingError):
+    code = "NO_SUCH_SEAT"
+
+
+class GameStartedError(HostingError):
+    code = "GAME_STARTED"
+
+
+class GameCancelledError(HostingError):
+    code = "GAME_CANCELLED"
+
+
+class ResignedError(HostingError):
+    code = "RESIGNED"

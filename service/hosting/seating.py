@@ -15,7 +15,14 @@ from service.engine.rules import Game
 from service.engine.shuffle import new_seed, seed_from_client
 from service.hosting.bot_turns import check_bot_level
 from service.hosting.record import GameRecord, Seat
-from service.hosting.refusals import GameFullError, NotSeatedError, SeatClaimedError
+from service.hosting.refusals import (
+    GameCancelledError,
+    GameFullError,
+    NoSuchSeatError,
+    NotSeatedError,
+    SeatClaimedError,
+    SeatTakenError,
+)
 from service.hosting.tokens import hash_token, new_game_id, new_token
 
 
@@ -37,6 +44,7 @@ def create_record(
     turn_timeout: int | None = None,
     autopilot_after: int | None = None,
     game_id: str | None = None,
+    listed: bool = False,
 ) -> tuple[GameRecord, dict[int, str], list[Event]]:
     """A new game record (of id ``game_id``, default a new one), the tokens of its
     human seats, and its first events.
@@ -70,6 +78,7 @@ def create_record(
         seeded=seeded,
         turn_timeout=turn_timeout,
         autopilot_after=autopilot_after,
+        listed=listed,
     )
     tokens: dict[int, str] = {}
     events = [Event("game_created", {"seats": total, "ruleset": ruleset})]
@@ -83,17 +92,26 @@ def create_record(
     return record, tokens, events
 
 
-def join(record: GameRecord, name: str) -> tuple[int, str, list[Event]]:
-    """Take the lowest open seat of ``record``: ``(seat, token, events)``; deals
-    round 1 when it was the last one."""
-    open_seats = [s for s in record.seats if s.is_joinable]
-    if not open_seats:
-        raise GameFullError("every seat is taken")
-    seat = open_seats[0]
-    seat.name = name
-    token = issue_token(seat)
-    events = [Event("player_joined", {"seat": seat.seat, "name": name, "bot": None})]
-    return seat.seat, token, events + record.start_if_full()
+def join(record: GameRecord, name: str, seat: int | None = None) -> tuple[int, str, list[Event]]:
+    """Take ``seat`` of ``record``, or its lowest open seat: ``(seat, token,
+    events)``; deals round 1 when it was the last one."""
+    if record.cancelled:
+        raise GameCancelledError("this game was cancelled: its last player left")
+    if seat is not None:
+        if seat >= len(record.seats):
+            raise NoSuchSeatError(f"this game has seats 0 to {len(record.seats) - 1}")
+        if not record.seats[seat].is_joinable:
+            raise SeatTakenError(f"seat {seat} is taken")
+        chosen = record.seats[seat]
+    else:
+        open_seats = [s for s in record.seats if s.is_joinable]
+        if not open_seats:
+            raise GameFullError("every seat is taken")
+        chosen = open_seats[0]
+    chosen.name = name
+    token = issue_token(chosen)
+    events = [Event("player_joined", {"seat": chosen.seat, "name": name, "bot": None})]
+    return chosen.seat, token, events + record.start_if_full()
 
 
 def claim_reserved(record: GameRecord, old_token: str) -> tuple[int, str, list[Event]]:

@@ -19,6 +19,7 @@ from service.engine.state import State, legal_moves
 from service.engine.view import observe
 from service.hosting.bot_turns import History, check_bot_level, marked
 from service.hosting.record import GameRecord, Seat
+from service.hosting.refusals import ResignedError
 
 AUTOPILOT_LEVEL = "basic"
 
@@ -90,6 +91,8 @@ def _hand_to_bot(seat: Seat, level: str, reason: str) -> list[Event]:
 def set_autopilot(record: GameRecord, seat: int, level: str | None) -> list[Event]:
     """Hand a human seat to a bot (``level``), or take it back (None)."""
     info = record.seats[seat]
+    if info.resigned:
+        raise ResignedError("you resigned: a bot plays this seat to the end of the game")
     if level is None:
         if not info.autopilot:
             return []

@@ -48,6 +48,7 @@ from service.store.errors import (
 )
 from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
 from service.store.link import Link, ScriptCall, link_for
+from service.store.lobby import LobbyIndex
 from service.store.script_args import (
     IdempotencyRecord,
     StoredEvent,
@@ -100,6 +101,8 @@ class GameStore:
         self._wakeups: Wakeups
         self._create: ScriptCall
         self._commit: ScriptCall
+        self.lobby = LobbyIndex(lambda: self.client)
+        """The lobby's index of listed games (:mod:`service.store.lobby`)."""
         if client is not None:
             self._bind(client)
 

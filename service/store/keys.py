@@ -82,3 +82,51 @@ def key(game_id: str, part: str) -> str:
             f"game id must be non-empty and free of '{{', '}}' and ':', got {game_id!r}"
         )
     return f"{PREFIX}:{{{game_id}}}:{part}"
+
+
+LOBBY_SHARDS = 16
+"""The lobby's listing of each status is split in this many shards, each a key
+pair of its own hash slot (:func:`lobby_key`): its writes spread over the
+cluster, and a listing reads every shard.  Changing it moves every game's
+shard: a deployment keeps it."""
+
+
+def lobby_shard(game_id: str) -> int:
+    """The shard of the lobby's listing that holds ``game_id``.
+
+    >>> 0 <= lobby_shard("g1") < LOBBY_SHARDS
+    True
+    """
+    return hashlib.sha256(game_id.encode()).digest()[0] % LOBBY_SHARDS
+
+
+def lobby_key(status: str, shard: int, part: str) -> str:
+    """A key of shard ``shard`` of the lobby's listing of ``status`` games: ``games``
+    (sorted set of ``<created ms>:<id>``) or ``meta`` (hash id -> ruleset, seats,
+    expiry); both of one shard share a hash tag.
+
+    >>> lobby_key("waiting", 3, "games")
+    't13:lobby:{waiting.3}:games'
+    """
+    return f"{PREFIX}:lobby:{{{status}.{shard}}}:{part}"
+
+
+def table_key(table: str, part: str) -> str:
+    """A key of a quick-join table (:func:`service.hosting.lobby.table_of`):
+    ``open`` (sorted set of its waiting games with seats to offer, by creation)
+    or ``free`` (hash game -> seats still to offer); both share a hash tag.
+
+    >>> table_key("ab12", "open")
+    't13:seek:{ab12}:open'
+    """
+    return f"{PREFIX}:seek:{{{table}}}:{part}"
+
+
+def quick_join_key(key_hash: str) -> str:
+    """The game a quick-join keyed with ``key_hash`` (its ``Idempotency-Key``'s
+    hash) seated its client in, where that answer's idempotency record is.
+
+    >>> quick_join_key("ab12")
+    't13:quick-join:{ab12}'
+    """
+    return f"{PREFIX}:quick-join:{{{key_hash}}}"

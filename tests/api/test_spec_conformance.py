@@ -216,6 +216,29 @@ def test_every_event_type_and_answer_keeps_to_the_spec(checked, spec, redis_clie
     )
     seen |= check_events(spec, checked.events(lobby, 0)) | check_events(spec, checked.events(lobby))
 
+    # the lobby: a listed game, renamed, left and cancelled; quick-join; a resignation
+    listed = checked.create([{"name": "ann"}], seats=2, listed=True)
+    assert checked.request("GET", "/v1/games?status=waiting&limit=5").status_code == 200
+    assert checked.request("GET", f"/v1/games/{listed.id}").get_json()["listed"] is True
+    seat = f"/v1/games/{listed.id}/seat"
+    assert (
+        checked.request("PATCH", seat, json={"name": "di"}, headers=listed.auth(0)).status_code
+        == 200
+    )
+    assert checked.request("DELETE", seat, headers=listed.auth(0)).status_code == 200
+    assert checked.request("GET", f"/v1/games/{listed.id}").get_json()["status"] == "cancelled"
+    seen |= check_events(spec, checked.events(listed))
+    for name in ("eve", "fay"):
+        seated = checked.request("POST", "/v1/lobby/quick-join", json={"name": name, "seats": 2})
+        assert seated.status_code in (200, 201), seated.get_json()
+    quick = Game(client, seated.get_json()["id"])
+    quick.tokens[seated.get_json()["seat"]] = seated.get_json()["token"]
+    resigned = checked.request(
+        "POST", f"/v1/games/{quick.id}/resign", headers=quick.auth(seated.get_json()["seat"])
+    )
+    assert resigned.status_code == 200, resigned.get_json()
+    seen |= check_events(spec, checked.events(quick))
+
     assert seen == set(EVENT_SCHEMAS), set(EVENT_SCHEMAS) - seen
 
 
@@ -317,7 +340,7 @@ def test_the_request_examples_are_accepted(checked, spec):
             media = operation["requestBody"]["content"]["application/json"]
             game = checked.create([{"name": "ann"}, {"name": "bob"}])
             turn = checked.request("GET", f"/v1/games/{game.id}").get_json()["round"]["turn"]
-            if template.endswith("/players"):
+            if template.endswith(("/players", "/seat")):  # before the start
                 game = checked.create([{"name": "ann"}], seats=2)
                 turn = 0
             path = template.replace("{game_id}", game.id)

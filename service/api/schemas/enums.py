@@ -13,7 +13,7 @@ from service.api.problems import CODES
 from service.api.schemas.fields import closed_set
 from service.engine.options import PRESETS
 
-GAME_STATUSES = ("waiting", "playing", "finished")
+GAME_STATUSES = ("waiting", "playing", "finished", "cancelled")
 
 
 def bot_level(**kwargs: Any) -> fields.String:
@@ -22,7 +22,10 @@ def bot_level(**kwargs: Any) -> fields.String:
 
 def game_status(**kwargs: Any) -> fields.String:
     return closed_set(
-        "GameStatus", GAME_STATUSES, "Waiting for players, playing, or finished", **kwargs
+        "GameStatus",
+        GAME_STATUSES,
+        "Waiting for players, playing, finished, or cancelled (left by all before the start)",
+        **kwargs,
     )
 
 

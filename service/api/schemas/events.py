@@ -14,7 +14,13 @@ from apispec import APISpec
 from marshmallow import Schema, fields
 
 from service.api.schemas.enums import autopilot_reason, bot_level, draw_source
-from service.api.schemas.fields import card_field, component, discriminator, register_union
+from service.api.schemas.fields import (
+    card_field,
+    closed_set,
+    component,
+    discriminator,
+    register_union,
+)
 from service.api.schemas.views import HandResultOut, MeldOut, RoundResultOut
 
 
@@ -155,6 +161,33 @@ class RematchCreatedEvent(EventBase):
     game = fields.String(required=True, metadata={"description": "The rematch's id"})
 
 
+class PlayerLeftEvent(EventBase):
+    type = discriminator("player_left")
+    seat = _seat("The seat that reopened")
+    name = fields.String(required=True, metadata={"description": "The name it had"})
+
+
+class PlayerRenamedEvent(EventBase):
+    type = discriminator("player_renamed")
+    seat = _seat()
+    name = fields.String(required=True)
+    previous = fields.String(required=True, metadata={"description": "The name it had"})
+
+
+class PlayerResignedEvent(EventBase):
+    type = discriminator("player_resigned")
+    seat = _seat()
+    name = fields.String(required=True)
+    level = bot_level(required=True, metadata={"description": "The bot that plays it to the end"})
+
+
+class GameCancelledEvent(EventBase):
+    type = discriminator("game_cancelled")
+    reason = closed_set(
+        "CancelReason", ("last_player_left",), "Why the game was cancelled", required=True
+    )
+
+
 EVENT_SCHEMAS: dict[str, type[Schema]] = {
     "game_created": GameCreatedEvent,
     "player_joined": PlayerJoinedEvent,
@@ -174,6 +207,10 @@ EVENT_SCHEMAS: dict[str, type[Schema]] = {
     "autopilot_on": AutopilotOnEvent,
     "autopilot_off": AutopilotOffEvent,
     "rematch_created": RematchCreatedEvent,
+    "player_left": PlayerLeftEvent,
+    "player_renamed": PlayerRenamedEvent,
+    "player_resigned": PlayerResignedEvent,
+    "game_cancelled": GameCancelledEvent,
 }
 
 EVENT_DESCRIPTION = """One event of a game, discriminated by `type`:
@@ -198,6 +235,10 @@ EVENT_DESCRIPTION = """One event of a game, discriminated by `type`:
 | `autopilot_on` | a bot (`level`) plays the seat (`reason`: the player asked, or missed turns) |
 | `autopilot_off` | the player took the seat back |
 | `rematch_created` | the rematch `game` of this finished game |
+| `player_left` | before the start, the player of `seat` left: the seat is open again |
+| `player_renamed` | before the start, `seat`'s player changed its `name` (from `previous`) |
+| `player_resigned` | `seat`'s player resigned: a bot (`level`) plays it to the end |
+| `game_cancelled` | the game ended before its start (`reason`: its last player left) |
 
 A move made for a seat (`drew`, `discarded`, `went_out`) carries `"bot": true` when a
 bot made it, `"automatic": true` when the turn timer did."""

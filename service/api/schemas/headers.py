@@ -44,6 +44,10 @@ HEADERS: dict[str, dict[str, Any]] = {
         "description": "Present (`true`) on the answer to a retry, given again",
         "schema": {"type": "string", "enum": ["true"]},
     },
+    "Link": {
+        "description": 'The next page, `<url>; rel="next"` (absent on the last page)',
+        "schema": {"type": "string"},
+    },
     "WWW-Authenticate": {
         "description": 'The scheme to use: `Bearer realm="games"`',
         "schema": {"type": "string"},

@@ -80,10 +80,21 @@ class CreateGameIn(Schema):
         allow_none=True,
         metadata={"description": "Hand a seat to a bot after this many automatic turns in a row"},
     )
+    listed = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "Show the game in the lobby (GET /v1/games) and offer its open "
+            "seats to quick-join; unlisted games are reachable only by their id"
+        },
+    )
 
 
 class JoinIn(Schema):
     name = Name(required=True)
+    seat = integer(
+        validate=validate.Range(0, MAX_PLAYERS - 1),
+        metadata={"description": "The open seat to take; default the lowest one"},
+    )
 
 
 class AutopilotIn(Schema):

@@ -88,6 +88,9 @@ class PlayerOut(Schema):
     autopilot = fields.Boolean(
         required=True, metadata={"description": "A human seat played by a bot for now"}
     )
+    resigned = fields.Boolean(
+        required=True, metadata={"description": "Its player resigned: a bot plays it to the end"}
+    )
     hand_size = _required_int()
     total = _required_int()
 
@@ -126,6 +129,9 @@ class GameView(Schema):
     version = _required_int("Also the ETag")
     status = game_status(required=True)
     ruleset = fields.String(required=True)
+    listed = fields.Boolean(
+        required=True, metadata={"description": "Shown in the lobby (GET /v1/games)"}
+    )
     options = component("Options", required=True)
     decks = _required_int()
     rounds_total = _required_int()

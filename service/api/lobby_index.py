@@ -1,0 +1,111 @@
+"""Keeping the lobby's index (:mod:`service.store.lobby`) in step with listed games.
+
+The game's own write is the authority; the index is written beside it, in writes
+of its own (other hash slots), so that it may hold too much but never too little:
+
+* a listing gains a game *before* the write that gives the game that status
+  (:func:`before_write`; if that fails, so does the request, and nothing is
+  written);
+* the game leaves its former listing, and its quick-join table learns its open
+  seats, *after* the write (:func:`committed`, :func:`seats_changed`).  If one of
+  those fails, the answer does not: the entry left over is a hint that readers
+  check against the game (a listing skips an entry whose game has not reached
+  its status yet, and moves one whose game has passed it; quick-join drops a
+  game that refuses it), and an entry no write refreshes expires.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from service.api.context import services, store
+from service.hosting.lobby import open_seats, record_table
+from service.hosting.record import GameRecord
+from service.store import StoreUnavailable
+from service.store.lobby import LISTED_STATUSES
+
+log = logging.getLogger(__name__)
+
+
+def listing_expiry(status: str, created_at: float) -> float:
+    """When an entry listed under ``status`` now leaves the lobby: a waiting game
+    :attr:`~service.config.Config.lobby_waiting_seconds` after its creation,
+    another when the game would expire without a change."""
+    config = services().config
+    if status == "waiting":
+        return created_at + config.lobby_waiting_seconds
+    return time.time() + config.game_ttl_seconds
+
+
+def list_game(record: GameRecord) -> None:
+    """List a game under its status."""
+    _put(record.status, record.id, record.created_at, record.ruleset, len(record.seats))
+
+
+def _put(status: str, game_id: str, created_at: float, ruleset: str, seats: int) -> None:
+    if status in LISTED_STATUSES:
+        expiry = listing_expiry(status, created_at)
+        store().lobby.put(status, game_id, created_at, ruleset, seats, expiry)
+
+
+def relist(game_id: str, was: str, public: dict[str, Any], created_at: float) -> None:
+    """Move an entry found listed under ``was`` to the later status of its game's
+    public view."""
+
+    def move() -> None:
+        seats = len(public["players"])
+        _put(public["status"], game_id, created_at, public["ruleset"], seats)
+        store().lobby.drop(was, game_id, created_at)
+
+    _hint(move)
+
+
+def offer_seats(record: GameRecord) -> None:
+    """Tell the game's quick-join table how many seats it has open now."""
+    store().lobby.offer(
+        record_table(record),
+        record.id,
+        record.created_at,
+        open_seats(record),
+        services().config.lobby_waiting_seconds,
+    )
+
+
+def seats_changed(record: GameRecord) -> None:
+    """A listed game was made, or its seats changed (a join by id, a leave): offer
+    its open seats to quick-join."""
+    if record.listed:
+        _hint(lambda: offer_seats(record))
+
+
+def before_write(record: GameRecord) -> None:
+    """Called before every write of a game: a listed game that the write gives a
+    new status (or makes) is listed under it first."""
+    if record.listed and record.status != record.loaded_status:
+        list_game(record)
+
+
+def committed(record: GameRecord) -> None:
+    """Called after every write of a game: a listed game whose status changed
+    leaves its former listing (and quick-join, once it is not waiting)."""
+    was = record.loaded_status
+    if not record.listed or was == record.status:
+        return
+
+    def move() -> None:
+        if was in LISTED_STATUSES:
+            store().lobby.drop(was, record.id, record.created_at)
+        if was == "waiting":
+            offer_seats(record)
+
+    _hint(move)
+
+
+def _hint(update: Callable[[], object]) -> None:
+    try:
+        update()
+    except StoreUnavailable as exc:  # the game's write stands; the entry is a hint
+        log.warning("lobby index not updated: %s", exc)

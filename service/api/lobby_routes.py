@@ -1,0 +1,223 @@
+"""The lobby over HTTP: the listing of games, quick-join, and a player's own
+seat (rename and leave before the start, resign during play)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+from flask import Response, request, url_for
+from flask.views import MethodView
+from marshmallow import RAISE
+
+from service.api import lobby_index, matchmaking
+from service.api.auth import require_seat, require_token
+from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
+from service.api.context import store
+from service.api.idempotency import idempotency, replay
+from service.api.responses import json_response
+from service.api.schemas import lobby as schemas
+from service.api.schemas import views
+from service.api.schemas.headers import headers, parameters
+from service.api.writes import ChangeOutcome, change
+from service.engine.records import Event
+from service.hosting import lobby
+from service.hosting.record import GameRecord
+from service.store import IdempotentReplay
+from service.store.lobby import game_of_member
+
+STAGES = ("waiting", "playing", "finished", "cancelled")
+"""A game's statuses in the order it goes through them (never back)."""
+
+blp = Blueprint(
+    "lobby", __name__, url_prefix="/v1", description="Find a game: list, quick-join, leave, resign"
+)
+
+
+@blp.route("/games")
+class Listing(MethodView):
+    @blp.doc(operationId="listGames")
+    @blp.arguments(schemas.ListingQuery(), location="query", unknown=RAISE)
+    @blp.response(200, schemas.ListingOut, headers=headers("Link"))
+    @document_errors(
+        blp,
+        {422: "Invalid filter or cursor", 429: "Rate limited", 503: "Storage unavailable"},
+        "VALIDATION_ERROR",
+        "RATE_LIMITED",
+        "STORE_UNAVAILABLE",
+    )
+    def get(self, query: dict[str, Any]) -> Response:
+        """List listed games
+
+        Games created with `listed: true`, newest first, of one `status`
+        (default `waiting`), optionally of one `ruleset` and seat count. Pass
+        `next` as `cursor` for the following page (also in the `Link`
+        header): pages never repeat nor skip a game, however many are created
+        meanwhile. Unlisted games never appear here.
+        """
+        status = query["status"]
+        index = store().lobby
+        page = index.page(
+            status, query.get("cursor"), query["limit"], query.get("ruleset"), query.get("seats")
+        )
+        ids = [game_of_member(member) for member in page.members]
+        games = []
+        for member, game_id, found in zip(page.members, ids, index.views(ids), strict=True):
+            created_at = int(member[:15]) / 1000
+            public = None if found is None else orjson.loads(found[1])
+            if public is None or not public["listed"]:  # expired, or another game's id
+                index.drop(status, game_id, created_at)
+                continue
+            if public["status"] != status:
+                if STAGES.index(public["status"]) > STAGES.index(status):
+                    lobby_index.relist(game_id, status, public, created_at)  # it moved on
+                continue  # else listed ahead of a write still under way (or failed)
+            games.append(lobby.summary(public, created_at))
+        headers = {}
+        if page.next is not None:
+            args = {k: v for k, v in request.args.items() if k != "cursor"}
+            link = url_for("lobby.Listing") + "?" + urlencode({**args, "cursor": page.next})
+            headers["Link"] = f'<{link}>; rel="next"'
+        return json_response({"games": games, "next": page.next}, headers=headers)
+
+
+@blp.route("/lobby/quick-join")
+class QuickJoin(MethodView):
+    @blp.doc(operationId="quickJoin", parameters=parameters("Idempotency-Key"))
+    @blp.arguments(schemas.QuickJoinIn(), example={"name": "ann", "ruleset": "classic", "seats": 4})
+    @blp.response(
+        201, schemas.QuickJoinOut, headers=headers("ETag", "Location", "Idempotent-Replayed")
+    )
+    @document_errors(
+        blp,
+        {
+            400: "Malformed JSON, or a weak Idempotency-Key",
+            422: "Invalid name, seats or options",
+            429: "Rate limited",
+            503: "Storage unavailable, or no seat found in time (LOBBY_BUSY): retry",
+        },
+        "INVALID_JSON",
+        "WEAK_IDEMPOTENCY_KEY",
+        "VALIDATION_ERROR",
+        "INVALID_OPTION",
+        "IDEMPOTENCY_KEY_REUSED",
+        "RATE_LIMITED",
+        "LOBBY_BUSY",
+        "STORE_UNAVAILABLE",
+    )
+    def post(self, body: dict[str, Any]) -> Response:
+        """Quick-join a game
+
+        Takes a seat in the oldest listed waiting game of this ruleset,
+        options, seat count and timers that has one, or creates such a game
+        (listed, `created: true`) for the next players. Answers like a join:
+        the game, your seat and its bearer token (shown once). However many
+        ask at once, no seat is given twice and no game over-filled. With a
+        random `Idempotency-Key`, a retry is answered the same seat.
+        """
+        idem = idempotency("quick-join", secret=True)
+        try:
+            out = matchmaking.quick_join(body, idem)
+        except IdempotentReplay as earlier:
+            assert idem is not None
+            return replay(idem, earlier.fingerprint, earlier.response)
+        location = url_for("games.Game", game_id=out["id"])
+        return json_response(out, 201, version=out["version"], headers={"Location": location})
+
+
+def _own_seat(game_id: str, act: Callable[[GameRecord, int], list[Event]]) -> Response:
+    """Apply ``act(record, seat)`` (its events) for the seat of the request's token
+    and answer the seat as it is now."""
+    require_token()
+
+    def operation(version: int, record: GameRecord) -> ChangeOutcome:
+        seat = require_seat(record)
+        events = act(record, seat)
+
+        def build(new_version: int) -> tuple[int, Any]:
+            out = {
+                "id": record.id,
+                "seat": seat,
+                "name": record.seats[seat].name,
+                "version": new_version,
+                "status": record.status,
+            }
+            return 200, out
+
+        return ChangeOutcome(events, build, committed=lambda: lobby_index.seats_changed(record))
+
+    return change(game_id, operation)
+
+
+@blp.route("/games/<game_id:game_id>/seat")
+class OwnSeat(MethodView):
+    @blp.doc(
+        operationId="renameSeat",
+        security=[{"bearer": []}],
+        parameters=parameters("Idempotency-Key"),
+    )
+    @blp.arguments(schemas.RenameIn(), example={"name": "ann"})
+    @blp.response(200, schemas.OwnSeatOut, headers=headers("ETag", "Idempotent-Replayed"))
+    @document_errors(
+        blp,
+        {**ERRORS_PLAYER, 409: "Game started or cancelled", 422: "Invalid name"},
+        "GAME_STARTED",
+        "GAME_CANCELLED",
+        "VALIDATION_ERROR",
+    )
+    def patch(self, body: dict[str, Any], game_id: str) -> Response:
+        """Rename your seat
+
+        Changes your display name, until the game starts.
+        """
+        return _own_seat(game_id, lambda record, seat: lobby.rename(record, seat, body["name"]))
+
+    @blp.doc(
+        operationId="leaveGame",
+        security=[{"bearer": []}],
+        parameters=parameters("Idempotency-Key"),
+    )
+    @blp.response(200, schemas.OwnSeatOut, headers=headers("ETag", "Idempotent-Replayed"))
+    @document_errors(
+        blp,
+        {**ERRORS_PLAYER, 409: "Game started (resign instead) or cancelled"},
+        "GAME_STARTED",
+        "GAME_CANCELLED",
+    )
+    def delete(self, game_id: str) -> Response:
+        """Leave a game before it starts
+
+        Your seat reopens and your token is void. When the last human leaves,
+        the game is cancelled (status `cancelled`) and leaves the lobby.
+        """
+        return _own_seat(game_id, lobby.leave)
+
+
+@blp.route("/games/<game_id:game_id>/resign")
+class Resign(MethodView):
+    @blp.doc(
+        operationId="resign", security=[{"bearer": []}], parameters=parameters("Idempotency-Key")
+    )
+    @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
+    @document_errors(
+        blp,
+        {**ERRORS_PLAYER, 409: "Game not in progress, or resigned already"},
+        "GAME_NOT_IN_PROGRESS",
+        "RESIGNED",
+    )
+    def post(self, game_id: str) -> Response:
+        """Resign
+
+        A bot plays your seat to the end of the game (it cannot be taken
+        back); the public view marks the seat `resigned` and the events record
+        `player_resigned`. Your token still shows your seat's view.
+        """
+        require_token()
+
+        def operation(version: int, record: GameRecord) -> ChangeOutcome:
+            seat = require_seat(record)
+            return ChangeOutcome(lobby.resign(record, seat), seat=seat)
+
+        return change(game_id, operation)

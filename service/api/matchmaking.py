@@ -1,0 +1,188 @@
+"""Quick-join: a seat at a table of the asked kind, in the oldest listed game
+that has one, or in a new game listed for the next players.
+
+How no seat is given twice and no game is over-filled, however many ask at once:
+
+1. The table's index (:meth:`~service.store.lobby.LobbyIndex.seek`, one atomic
+   script) hands out *tickets*: each of a game's open seats once, and when no
+   game has one left, the seats of a new game it lists.  So a game is contended
+   by at most as many joiners as it has seats, and a new game is listed only when
+   every seat of the others was handed out.
+2. A ticket is only a pointer: the seat is taken by the game's own write (a
+   join, :func:`service.hosting.seating.join`), which refuses a game that is
+   full, started or cancelled.  A refused ticket drops the game from the table,
+   and the client seeks again.  A new game is made by the first of its ticket
+   holders to find it missing (the others find it made; see :data:`MAKE_SECONDS`).
+3. A ticket whose seat could not be taken because the store failed is given
+   back (if it was taken after all, the next holder is refused: see 2).  A seek
+   is named, and answered the same ticket when called again by that name: a
+   keyed request's seeks are named after its ``Idempotency-Key``, so its retry
+   is handed the same tickets in the same order (and a lost reply of the script
+   itself, re-sent by the client library, gets its ticket back too).  The last
+   ticket's game is also noted under the key: a retry is answered the seat taken
+   there before it seeks.
+
+A client still without a seat after :data:`TRIES` rounds gets 503 ``LOBBY_BUSY``
+with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from flask import url_for
+
+from service.api.context import services, store
+from service.api.idempotency import Idempotency
+from service.api.problems import ApiError
+from service.api.snapshots import snapshot
+from service.api.writes import Write, create_game, optimistic_write
+from service.hosting import seating
+from service.hosting.lobby import table_of
+from service.hosting.record import GameRecord
+from service.hosting.refusals import HostingError
+from service.hosting.tokens import new_game_id
+from service.store import GameExists, GameNotFound, IdempotentReplay, StoreUnavailable
+from service.store.lobby import TICKET_SECONDS, Ticket
+from service.store.script_args import IdempotencyRecord
+
+TRIES = 8
+"""Rounds of seek-then-join before a quick-join gives up (each refused one means
+another client took the game in between)."""
+
+MAKE_SECONDS = 60
+"""A ticket holder makes its game when it is missing this soon after the table
+listed it (its holders arrive within moments); a game listed before and missing
+now is gone (expired), and its ticket refused."""
+
+JOIN_ATTEMPTS = 4
+"""Tries of the join's write on a game changing under it (at most its seats'
+ticket holders race for it)."""
+
+
+def quick_join(body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]:
+    """Seat the caller at a table of the kind ``body`` asks for: the answer's body
+    (``id``, ``seat``, ``token``, ``version``, ``status``, ``created``).
+
+    With ``idem`` (the request's ``Idempotency-Key``) the seeks are named after the
+    key, each ticket's game is noted under it before its seat is taken, and the
+    answer is saved with the write that takes it: a retry raises
+    :class:`IdempotentReplay` with that answer, or is handed the same tickets."""
+    table = table_of(
+        body["ruleset"],
+        body["options"],
+        body["seats"],
+        body["turn_timeout_seconds"],
+        body["autopilot_after_missed_turns"],
+    )
+    config = services().config
+    lifetime = config.lobby_waiting_seconds
+    lobby = store().lobby
+    if idem is not None:
+        earlier = lobby.remembered(idem.key_hash)
+        if earlier is not None:
+            _game, saved = store().load_with_idempotency(earlier, idem.key_hash)
+            if saved is not None:
+                raise IdempotentReplay(*saved)
+    for round_ in range(TRIES):
+        ticket = lobby.seek(table, lifetime, new_game_id(), body["seats"], *_name(idem, round_))
+        try:
+            if idem is not None:
+                lobby.remember(idem.key_hash, ticket.game, config.idempotency_ttl_seconds)
+            return _take_seat(ticket, body, idem)
+        except (HostingError, GameNotFound):  # full, started or cancelled: not to offer
+            lobby.offer(table, ticket.game, 0.0, 0, lifetime)
+        except (StoreUnavailable, ApiError):
+            _give_back(table, ticket, lifetime)
+            raise
+    raise ApiError(
+        "LOBBY_BUSY",
+        f"no seat could be taken in {TRIES} tries (every game offered filled first); retry",
+        headers={"Retry-After": "1"},
+    )
+
+
+def _name(idem: Idempotency | None, round_: int) -> tuple[str, int]:
+    """The name of a round's seek and how long its ticket is kept under it: a
+    keyed request's (the key's and the round's, for as long as the key is
+    remembered: its retry is handed the same tickets in the same order), else a
+    random one for :data:`~service.store.lobby.TICKET_SECONDS` (a retry of the
+    call by the client library)."""
+    if idem is None:
+        return secrets.token_hex(8), TICKET_SECONDS
+    return f"{idem.key_hash[:32]}.{round_}", services().config.idempotency_ttl_seconds
+
+
+def _give_back(table: str, ticket: Ticket, lifetime: float) -> None:
+    """Give a ticket back, if the store lets us."""
+    try:
+        store().lobby.release(table, ticket, lifetime)
+    except StoreUnavailable:
+        pass  # the game's seat stays unoffered: it leaves the lobby when it expires
+
+
+def _answer(record: GameRecord, seat: int, token: str, version: int, new: bool) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "seat": seat,
+        "token": token,
+        "version": version,
+        "status": record.status,
+        "created": new,
+    }
+
+
+def _saved(idem: Idempotency | None, answer: dict[str, Any]) -> IdempotencyRecord | None:
+    """The idempotency record of ``answer`` (None without a key)."""
+    if idem is None:
+        return None
+    location = url_for("games.Game", game_id=answer["id"])
+    return idem.record(201, answer, answer["version"], headers={"Location": location})
+
+
+def _make(ticket: Ticket, body: dict[str, Any]) -> None:
+    """Make the listed game a ticket points to, every seat open (unless another
+    of its ticket holders made it first)."""
+    record, _tokens, events = seating.create_record(
+        [],
+        body["seats"],
+        body["ruleset"],
+        body["options"],
+        None,
+        False,
+        body["turn_timeout_seconds"],
+        body["autopilot_after_missed_turns"],
+        game_id=ticket.game,
+        listed=True,
+    )
+    record.created_at = ticket.created_at
+    try:
+        create_game(record, events)
+    except GameExists:
+        pass
+
+
+def _take_seat(ticket: Ticket, body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]:
+    """Take the lowest open seat of the ticket's game through the game's own write
+    (making the game first if nobody has yet)."""
+
+    def step(version: int, record: GameRecord) -> tuple[Write, dict[str, Any]]:
+        seat, token, events = seating.join(record, body["name"])
+        answer = _answer(record, seat, token, version + 1, ticket.new)
+        return Write(events, snapshot(record, version + 1), _saved(idem, answer)), answer
+
+    made = False
+    for _attempt in range(JOIN_ATTEMPTS):
+        try:
+            return optimistic_write(ticket.game, step, idem=idem)
+        except GameNotFound:
+            if made or time.time() - ticket.created_at > MAKE_SECONDS:
+                raise  # a game listed long ago and gone since: not to make again
+            _make(ticket, body)
+            made = True
+        except ApiError as busy:
+            if busy.code != "CONFLICT":
+                raise
+    raise ApiError("CONFLICT", "the game is changing too fast; retry")
