@@ -21,13 +21,43 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from service.api.context import services, store
-from service.hosting.lobby import open_seats, record_table
+from service.hosting.lobby import open_seats, record_table, summary
 from service.hosting.record import GameRecord
 from service.store import StoreUnavailable
-from service.store.lobby import LISTED_STATUSES
+from service.store.lobby import LISTED_STATUSES, game_of_member
 
 log = logging.getLogger(__name__)
+
+STAGES = ("waiting", "playing", "finished", "cancelled")
+"""A game's statuses in the order it goes through them (never back)."""
+
+
+def listing(
+    status: str, cursor: str | None, limit: int, ruleset: str | None, seats: int | None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of the listing of ``status``: the summaries of its games, each
+    checked against the game itself, and the cursor of the next page (None at
+    the end).  An entry whose game is gone or unlisted is dropped, one whose game
+    moved on is moved to its listing, one whose write is still under way skipped."""
+    index = store().lobby
+    page = index.page(status, cursor, limit, ruleset, seats)
+    ids = [game_of_member(member) for member in page.members]
+    games = []
+    for member, game_id, found in zip(page.members, ids, index.views(ids), strict=True):
+        created_at = int(member[:15]) / 1000
+        public = None if found is None else orjson.loads(found[1])
+        if public is None or not public["listed"]:  # expired, or another game's id
+            index.drop(status, game_id, created_at)
+            continue
+        if public["status"] != status:
+            if STAGES.index(public["status"]) > STAGES.index(status):
+                relist(game_id, status, public, created_at)  # it moved on
+            continue  # else listed ahead of a write still under way (or failed)
+        games.append(summary(public, created_at))
+    return games, page.next
 
 
 def listing_expiry(status: str, created_at: float) -> float:

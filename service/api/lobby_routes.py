@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-import orjson
 from flask import Response, request, url_for
 from flask.views import MethodView
 from marshmallow import RAISE
@@ -15,7 +14,6 @@ from marshmallow import RAISE
 from service.api import lobby_index, matchmaking
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
-from service.api.context import store
 from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import lobby as schemas
@@ -26,10 +24,6 @@ from service.engine.records import Event
 from service.hosting import lobby
 from service.hosting.record import GameRecord
 from service.store import IdempotentReplay
-from service.store.lobby import game_of_member
-
-STAGES = ("waiting", "playing", "finished", "cancelled")
-"""A game's statuses in the order it goes through them (never back)."""
 
 blp = Blueprint(
     "lobby", __name__, url_prefix="/v1", description="Find a game: list, quick-join, leave, resign"
@@ -57,30 +51,19 @@ class Listing(MethodView):
         header): pages never repeat nor skip a game, however many are created
         meanwhile. Unlisted games never appear here.
         """
-        status = query["status"]
-        index = store().lobby
-        page = index.page(
-            status, query.get("cursor"), query["limit"], query.get("ruleset"), query.get("seats")
+        games, cursor = lobby_index.listing(
+            query["status"],
+            query.get("cursor"),
+            query["limit"],
+            query.get("ruleset"),
+            query.get("seats"),
         )
-        ids = [game_of_member(member) for member in page.members]
-        games = []
-        for member, game_id, found in zip(page.members, ids, index.views(ids), strict=True):
-            created_at = int(member[:15]) / 1000
-            public = None if found is None else orjson.loads(found[1])
-            if public is None or not public["listed"]:  # expired, or another game's id
-                index.drop(status, game_id, created_at)
-                continue
-            if public["status"] != status:
-                if STAGES.index(public["status"]) > STAGES.index(status):
-                    lobby_index.relist(game_id, status, public, created_at)  # it moved on
-                continue  # else listed ahead of a write still under way (or failed)
-            games.append(lobby.summary(public, created_at))
         headers = {}
-        if page.next is not None:
+        if cursor is not None:
             args = {k: v for k, v in request.args.items() if k != "cursor"}
-            link = url_for("lobby.Listing") + "?" + urlencode({**args, "cursor": page.next})
+            link = url_for("lobby.Listing") + "?" + urlencode({**args, "cursor": cursor})
             headers["Link"] = f'<{link}>; rel="next"'
-        return json_response({"games": games, "next": page.next}, headers=headers)
+        return json_response({"games": games, "next": cursor}, headers=headers)
 
 
 @blp.route("/lobby/quick-join")
