@@ -22,7 +22,7 @@ from service.api.idempotency import Idempotency, idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
 from service.api.writes import ChangeOutcome, change, create_game, current
-from service.hosting import seating
+from service.hosting import seating, webhooks
 from service.hosting.record import GameRecord
 from service.hosting.tokens import keyed_game_id, new_game_id
 from service.store import GameExists, IdempotentReplay
@@ -71,8 +71,9 @@ class Games(MethodView):
             body.get("autopilot_after_missed_turns"),
             game_id=game_id,
         )
+        hook_token = None if "webhook" not in body else _add_webhook(record, body["webhook"])
         try:
-            out, headers = _save_created(record, tokens, events, idem)
+            out, headers = _save_created(record, tokens, events, idem, hook_token)
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
             return replay(idem, first.fingerprint, first.response)
@@ -81,16 +82,33 @@ class Games(MethodView):
                 raise
             # the key's record expired before the game it made: a new game, as for a new key
             record.id = new_game_id()
-            out, headers = _save_created(record, tokens, events, idem)
+            out, headers = _save_created(record, tokens, events, idem, hook_token)
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 
 
+def _add_webhook(record: GameRecord, asked: dict[str, Any]) -> str:
+    """Give ``record`` the webhook ``asked`` for (422 for a URL it may not call); the
+    token that reads its delivery log."""
+    config = services().config
+    webhooks.check_url(
+        asked["url"],
+        allow_http=config.webhook_allow_http,
+        allow_loopback=config.webhook_allow_loopback,
+    )
+    record.webhook, token = webhooks.new_webhook(asked["url"], asked.get("events", ()))
+    return token
+
+
 def _save_created(
-    record: GameRecord, tokens: dict[int, str], events: list[Any], idem: Idempotency | None
+    record: GameRecord,
+    tokens: dict[int, str],
+    events: list[Any],
+    idem: Idempotency | None,
+    hook_token: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Save a new game (with the answer to its request, for a keyed one); that
-    answer's body and headers."""
+    answer's body and headers (with the webhook's secret and token, once)."""
     out = {
         "id": record.id,
         "version": 1,
@@ -103,6 +121,14 @@ def _save_created(
             if not s.is_open
         ],
     }
+    if record.webhook is not None and hook_token is not None:
+        hook = record.webhook
+        out["webhook"] = {
+            "url": hook.url,
+            "events": list(hook.events),
+            "secret": hook.secret,
+            "token": hook_token,
+        }
     headers = {"Location": url_for("games.Game", game_id=record.id)}
     saved = None if idem is None else idem.record(201, out, 1, headers=headers)
     create_game(record, events, saved)

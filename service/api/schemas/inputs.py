@@ -16,6 +16,7 @@ from service.api.schemas.fields import (
     card_field,
     integer,
 )
+from service.api.schemas.webhooks import WebhookIn
 from service.engine.options import OPTION_SPECS, Options
 from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, Game
 
@@ -56,6 +57,10 @@ class CreateGameIn(Schema):
         validate=validate.Range(1, 100),
         allow_none=True,
         metadata={"description": "Hand a seat to a bot after this many automatic turns in a row"},
+    )
+    webhook = fields.Nested(
+        WebhookIn,
+        metadata={"description": "Tell a backend what happens in the game (docs/WEBHOOKS.md)"},
     )
 
 

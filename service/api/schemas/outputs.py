@@ -6,6 +6,7 @@ from __future__ import annotations
 from marshmallow import INCLUDE, Schema, fields
 
 from service.api.schemas.views import ArrangementOut, MoveOut, RoundResultOut
+from service.api.schemas.webhooks import WebhookCreatedOut
 
 
 class EvaluateOut(ArrangementOut):
@@ -25,6 +26,9 @@ class CreateGameOut(Schema):
     status = fields.String()
     seeded = fields.Boolean()
     players = fields.List(fields.Nested(SeatOut))
+    webhook = fields.Nested(
+        WebhookCreatedOut, metadata={"description": "Only when the game was created with one"}
+    )
 
 
 class JoinOut(Schema):
