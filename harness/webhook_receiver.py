@@ -5,6 +5,7 @@ thread that keeps every request it gets, and answers as it is told.
         ... receiver.url ...
         receiver.status = 503        # answer this from now on
         receiver.redirect = "http://10.0.0.1/"   # answer 307 with this Location
+        receiver.delay = 1.0         # wait this long before answering
         receiver.wait_for(lambda got: len(got) >= 3)
 """
 
@@ -28,7 +29,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     at: float
-    """``time.time()`` when its body was read."""
+    """``time.time()`` when its body was read (before any :attr:`WebhookReceiver.delay`)."""
     answered: int
 
     def json(self) -> Any:
@@ -41,6 +42,7 @@ class WebhookReceiver:
     def __init__(self) -> None:
         self.status = 204
         self.redirect: str | None = None
+        self.delay = 0.0
         self.received: list[Received] = []
         self._lock = threading.Condition()
         receiver = self
@@ -50,6 +52,8 @@ class WebhookReceiver:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                at = time.time()
+                time.sleep(receiver.delay)
                 status, location = receiver.status, receiver.redirect
                 if location is not None:
                     status = 307
@@ -59,7 +63,7 @@ class WebhookReceiver:
                             self.path,
                             {k.lower(): v for k, v in self.headers.items()},
                             body,
-                            time.time(),
+                            at,
                             status,
                         )
                     )
