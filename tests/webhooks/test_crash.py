@@ -5,11 +5,8 @@ is lost."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,32 +15,10 @@ import redis
 from flask.testing import FlaskClient
 
 from harness.webhook_receiver import WebhookReceiver
+from harness.webhook_worker import WorkerProcess
 from service.store import keys
 from tests.webhooks.conftest import HOOK_ENV
 from tests.webhooks.test_delivery import create, expected_turns, play, verified
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class WorkerProcess:
-    """``python -m service.webhooks`` on the test Redis, stopped by PID."""
-
-    def __init__(self, redis_url: str, log: Path) -> None:
-        env = {**os.environ, **HOOK_ENV, "REDIS_URL": redis_url, "LOG_LEVEL": "INFO"}
-        self._log = log.open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "service.webhooks"],
-            cwd=ROOT,
-            env=env,
-            stdout=self._log,
-            stderr=self._log,
-        )
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait(10)
-        self._log.close()
 
 
 @pytest.fixture
@@ -52,7 +27,8 @@ def workers(redis_url: str) -> Iterator[list[WorkerProcess]]:
     with tempfile.TemporaryDirectory() as logs:
 
         def start() -> WorkerProcess:
-            worker = WorkerProcess(redis_url, Path(logs) / "worker.log")
+            env = {**HOOK_ENV, "LOG_LEVEL": "INFO"}
+            worker = WorkerProcess(redis_url, env, Path(logs) / "worker.log")
             started.append(worker)
             return worker
 
@@ -98,4 +74,7 @@ def test_sigkill_mid_delivery_loses_nothing(
                 by_id.setdefault(body["id"], received.body) == received.body
             )  # a repeat is the same
     assert len(by_id) == len(expected)  # one delivery id per queued delivery
+    deadline = time.monotonic() + 10  # the last answers are on their way back
+    while pending(redis_client, ids) and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert pending(redis_client, ids) == 0

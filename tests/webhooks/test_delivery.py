@@ -3,8 +3,10 @@ receiver on 127.0.0.1, every signature checked with the Standard Webhooks librar
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -247,3 +249,30 @@ def test_accepted_with_the_shipped_settings(client: FlaskClient):
     )
     assert answer.status_code == 201
     assert answer.get_json()["webhook"]["url"] == "https://hooks.example.com/t13?k=1"
+
+
+def test_the_docs_receiver_snippet_verifies_real_deliveries(
+    hook_client: FlaskClient, receiver: WebhookReceiver, start_worker: Callable[..., DeliveryWorker]
+):
+    """docs/WEBHOOKS.md's stdlib-only ``verify`` accepts what the service sends and
+    refuses a changed body, another secret and an old timestamp."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "WEBHOOKS.md").read_text()
+    snippet = re.search(r"```python\n(.*?)```", text, re.DOTALL)
+    assert snippet is not None
+    scope: dict[str, Any] = {}
+    exec(snippet.group(1), scope)  # noqa: S102 (our own documentation)
+    verify = scope["verify"]
+    start_worker()
+    created = create(hook_client, receiver.url, events=["seat_joined"])
+    assert receiver.wait_for(lambda got: len(got) == 2)
+    secret = created["webhook"]["secret"]
+    for received in receiver.delivered():
+        assert verify(secret, received.headers, received.body) == received.json()
+    first = receiver.delivered()[0]
+    with pytest.raises(ValueError, match="bad signature"):
+        verify(secret, first.headers, first.body + b" ")
+    with pytest.raises(ValueError, match="bad signature"):
+        verify("whsec_" + "A" * 44, first.headers, first.body)
+    old = {**first.headers, "webhook-timestamp": str(int(time.time()) - 3600)}
+    with pytest.raises(ValueError, match="replay"):
+        verify(secret, old, first.body)
