@@ -276,3 +276,19 @@ def test_the_docs_receiver_snippet_verifies_real_deliveries(
     old = {**first.headers, "webhook-timestamp": str(int(time.time()) - 3600)}
     with pytest.raises(ValueError, match="replay"):
         verify(secret, old, first.body)
+
+
+def test_a_keyed_create_replays_the_webhook_and_redis_holds_no_usable_token(
+    hook_client: FlaskClient, receiver: WebhookReceiver, redis_client: Any
+):
+    key = {"Idempotency-Key": "0f8fad5b-d9cb-469f-a165-70867728950e"}
+    body = {"players": PLAYERS, "webhook": {"url": receiver.url}}
+    first = hook_client.post("/v1/games", json=body, headers=key)
+    again = hook_client.post("/v1/games", json=body, headers=key)
+    assert first.status_code == again.status_code == 201
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert again.get_json()["webhook"] == first.get_json()["webhook"]
+    token = first.get_json()["webhook"]["token"].encode()
+    for name in redis_client.scan_iter("t13:*"):
+        if redis_client.type(name) == b"hash":
+            assert not any(token in v for v in redis_client.hvals(name))
