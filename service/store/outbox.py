@@ -8,8 +8,10 @@ Layout (all in one hash slot per outbox; see :func:`service.store.keys.outbox_ta
   here (the key is in the game's own slot, so it is the same atomic script) and
   publishes the slot's number on :data:`~service.store.keys.OUTBOX_HINT`.  A worker
   reads new entries with ``XREADGROUP``, and an entry stays pending (in the group's
-  PEL) until :meth:`Outbox.settle` acknowledges it; one left pending longer than
-  ``WEBHOOK_CLAIM_SECONDS`` (its worker died) is taken over with ``XAUTOCLAIM``.
+  PEL) until :meth:`Outbox.settle` acknowledges and deletes it; one left pending
+  longer than ``WEBHOOK_CLAIM_SECONDS`` (its worker died) is taken over with
+  ``XAUTOCLAIM``.  An emptied stream is deleted, group and consumers with it, so an
+  outbox exists only while it holds deliveries (and a sweep finds it by ``EXISTS``).
 * ``t13:{<slot tag>}:hooks-later`` sorted set -- deliveries whose next attempt waits
   (scored by its time in ms), moved back into the stream by :meth:`Outbox.promote`.
 * ``t13:{<game id>}:hooks-log`` list -- each attempt of the game's deliveries (JSON),
@@ -65,8 +67,10 @@ return {#due, redis.call('XLEN', KEYS[1]), tonumber(later[2] or '-1')}
 
 SETTLE_SCRIPT = (
     """
--- Settle one attempt of a delivery: acknowledge and delete its entry, schedule the
--- next attempt if there is one, and log the attempt in the game's delivery log.
+-- Settle one attempt of a delivery: acknowledge and delete its entry (and the stream,
+-- group and consumers with it once it is empty: nothing is pending then, and the next
+-- write makes them anew), schedule the next attempt if there is one, and log the
+-- attempt in the game's delivery log.
 -- KEYS[1] the outbox stream, KEYS[2] its sorted set of later attempts, KEYS[3] the
 -- game's delivery log
 -- ARGV[1] the entry's id, ARGV[2] the log line, ARGV[3] the most lines kept,
@@ -78,6 +82,7 @@ if redis.call('XACK', KEYS[1], '"""
     + keys.OUTBOX_GROUP
     + """', ARGV[1]) == 0 then return 0 end
 redis.call('XDEL', KEYS[1], ARGV[1])
+if redis.call('XLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[1]) end
 if ARGV[5] ~= '' then redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6]) end
 redis.call('RPUSH', KEYS[3], ARGV[2])
 redis.call('LTRIM', KEYS[3], -tonumber(ARGV[3]), -1)
@@ -114,8 +119,8 @@ class Outbox:
         self._settle = client.register_script(SETTLE_SCRIPT)
 
     def occupied(self, slots: range = range(keys.SLOTS)) -> Iterator[int]:
-        """The slots among ``slots`` whose outbox holds deliveries (now or later),
-        looked at :data:`SLOTS_PER_ROUND_TRIP` at a time."""
+        """The slots among ``slots`` whose outbox holds deliveries (due, pending or
+        later), looked at :data:`SLOTS_PER_ROUND_TRIP` at a time."""
         for start in range(slots.start, slots.stop, SLOTS_PER_ROUND_TRIP):
             batch = range(start, min(start + SLOTS_PER_ROUND_TRIP, slots.stop))
             with translate_errors():

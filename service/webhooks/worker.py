@@ -102,6 +102,7 @@ class DeliveryWorker:
         self._busy: dict[int, int] = {}  # slot -> its batch's games still being sent
         self._full: set[int] = set()  # slots whose last batch was full: read again
         self._timers: list[tuple[float, int]] = []
+        self._next: dict[int, float] = {}  # slot -> its earliest timer
         self._sweep_due = 0.0
         self._pool = ThreadPoolExecutor(config.webhook_concurrency, thread_name_prefix="webhook")
         self._subscribed = threading.Event()
@@ -193,7 +194,10 @@ class DeliveryWorker:
         due = []
         with self._changed:
             while self._timers and self._timers[0][0] <= now:
-                due.append(heapq.heappop(self._timers)[1])
+                at, slot = heapq.heappop(self._timers)
+                if self._next.get(slot) == at:
+                    del self._next[slot]
+                    due.append(slot)
         for slot in due:
             self._promote(slot)
         with self._changed:
@@ -286,9 +290,7 @@ class DeliveryWorker:
         )
         if settled and retry_at is not None:
             with self._changed:
-                heapq.heappush(
-                    self._timers, (time.monotonic() + retry_at - time.time(), delivery.slot)
-                )
+                self._schedule(delivery.slot, retry_at)
         if not outcome.delivered:
             log.info(
                 "webhook %s of game %s, attempt %d: %s",

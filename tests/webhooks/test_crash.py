@@ -38,9 +38,12 @@ def workers(redis_url: str) -> Iterator[list[WorkerProcess]]:
 
 
 def pending(client: redis.Redis, game_ids: list[str]) -> int:
-    """Deliveries taken by a worker and not acknowledged, in these games' outboxes."""
+    """Deliveries taken by a worker and not acknowledged, in these games' outboxes (an
+    emptied outbox is deleted)."""
     streams = {keys.outbox_key(keys.slot_of(g), keys.OUTBOX) for g in game_ids}
-    return sum(int(client.xpending(s, keys.OUTBOX_GROUP)["pending"]) for s in streams)
+    return sum(
+        int(client.xpending(s, keys.OUTBOX_GROUP)["pending"]) for s in streams if client.exists(s)
+    )
 
 
 def test_sigkill_mid_delivery_loses_nothing(
@@ -78,3 +81,4 @@ def test_sigkill_mid_delivery_loses_nothing(
     while pending(redis_client, ids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert pending(redis_client, ids) == 0
+    assert not any(redis_client.exists(keys.outbox_key(keys.slot_of(g), keys.OUTBOX)) for g in ids)
