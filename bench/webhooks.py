@@ -46,7 +46,7 @@ from harness.webhook_receiver import Received, WebhookReceiver  # noqa: E402
 from harness.webhook_worker import WorkerProcess  # noqa: E402
 from service.store import keys  # noqa: E402
 
-ENV = {"WEBHOOK_ALLOW_HTTP": "true", "WEBHOOK_ALLOW_LOOPBACK": "true", "LOG_LEVEL": "WARNING"}
+ENV = {"WEBHOOK_ALLOW_HTTP": "true", "WEBHOOK_ALLOW_LOOPBACK": "true", "LOG_LEVEL": "INFO"}
 
 
 def percentile(values: list[float], share: float) -> float:

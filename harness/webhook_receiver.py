@@ -36,6 +36,11 @@ class Received:
         return orjson.loads(self.body)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # a worker's concurrent deliveries, and more
+
+
 class WebhookReceiver:
     """See the module's docstring; :attr:`received` lists what came, in order."""
 
@@ -77,8 +82,7 @@ class WebhookReceiver:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self.port = int(self._server.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}/hooks"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)

@@ -8,7 +8,8 @@ How it finds work across the outboxes of up to 16384 hash slots
   marks that slot ready.  A hint is only a wake-up: losing one delays, never loses,
   a delivery.
 * **Sweeps.** Every ``WEBHOOK_SWEEP_SECONDS`` (and whenever the listener
-  (re)subscribes) the worker looks at every slot's outbox in pipelined round trips,
+  (re)subscribes) a thread of the worker looks at every slot's outbox in pipelined
+  round trips (the main loop goes on meanwhile),
   moves due retries into the stream, takes over deliveries another worker left
   pending past ``WEBHOOK_CLAIM_SECONDS``, and learns when the next retries are due.
 * **Timers.** A failed attempt's retry is due at a time the worker knows: it looks
@@ -103,7 +104,7 @@ class DeliveryWorker:
         self._full: set[int] = set()  # slots whose last batch was full: read again
         self._timers: list[tuple[float, int]] = []
         self._next: dict[int, float] = {}  # slot -> its earliest timer
-        self._sweep_due = 0.0
+        self._sweep_now = threading.Event()
         self._pool = ThreadPoolExecutor(config.webhook_concurrency, thread_name_prefix="webhook")
         self._subscribed = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -112,23 +113,32 @@ class DeliveryWorker:
 
     def start(self) -> DeliveryWorker:
         """Run in threads of this process; returns once the hints are subscribed."""
-        for target, name in ((self._listen, "webhook-hints"), (self._run, "webhook-worker")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._start_helpers()
+        thread = threading.Thread(target=self._run, name="webhook-worker", daemon=True)
+        thread.start()
+        self._threads.append(thread)
         self._subscribed.wait(10)
         return self
 
     def run(self) -> None:
-        """Run until :meth:`stop` (the listener in a thread, the loop in this one)."""
-        listener = threading.Thread(target=self._listen, name="webhook-hints", daemon=True)
-        listener.start()
-        self._threads.append(listener)
+        """Run until :meth:`stop` (the listener and the sweeps in threads, the loop in
+        this one)."""
+        self._start_helpers()
         self._run()
+
+    def _start_helpers(self) -> None:
+        helpers = [(self._listen, "webhook-hints")]
+        if self._sweeps:
+            helpers.append((self._sweep_loop, "webhook-sweeps"))
+        for target, name in helpers:
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
 
     def request_stop(self) -> None:
         """Make :meth:`run` return soon (safe in a signal handler)."""
         self._stop.set()
+        self._sweep_now.set()
         with self._changed:
             self._changed.notify_all()
 
@@ -170,15 +180,29 @@ class DeliveryWorker:
                     pass
 
     def _mark(self, slot: int | None = None, *, sweep: bool = False) -> None:
+        if sweep:
+            self._sweep_now.set()
         with self._changed:
             if slot is not None:
                 self._ready.add(slot)
-            if sweep and self._sweeps:
-                self._sweep_due = 0.0
             self._changed.notify_all()
 
+    def _sweep_loop(self) -> None:
+        """Sweep at once, then every ``WEBHOOK_SWEEP_SECONDS`` or when asked (in a thread
+        of its own: the main loop goes on taking what the hints announce meanwhile)."""
+        self._sweep_now.set()
+        while not self._stop.is_set():
+            self._sweep_now.wait(self._config.webhook_sweep_seconds)
+            self._sweep_now.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self._sweep()
+            except StoreUnavailable as exc:
+                log.warning("webhook sweep: %s", exc)
+                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+
     def _run(self) -> None:
-        self._sweep_due = time.monotonic() if self._sweeps else float("inf")
         while not self._stop.is_set():
             try:
                 self._step()
@@ -188,9 +212,6 @@ class DeliveryWorker:
 
     def _step(self) -> None:
         now = time.monotonic()
-        if now >= self._sweep_due:
-            self._sweep_due = now + self._config.webhook_sweep_seconds
-            self._sweep()
         due = []
         with self._changed:
             while self._timers and self._timers[0][0] <= now:
@@ -208,7 +229,7 @@ class DeliveryWorker:
         with self._changed:
             if self._ready.difference(self._busy) or self._stop.is_set():
                 return
-            wake = min([self._sweep_due, *(t for t, _ in self._timers[:1])])
+            wake = self._timers[0][0] if self._timers else float("inf")
             self._changed.wait(max(0.0, min(wake - time.monotonic(), LISTEN_SECONDS)))
 
     def _sweep(self) -> None:
@@ -228,12 +249,18 @@ class DeliveryWorker:
         _moved, length, later_ms = self._outbox.promote(slot, int(time.time() * 1000))
         with self._changed:
             if later_ms is not None:
-                heapq.heappush(
-                    self._timers, (time.monotonic() + later_ms / 1000 - time.time(), slot)
-                )
+                self._schedule(slot, later_ms / 1000)
             if length:
                 self._ready.add(slot)
         return length
+
+    def _schedule(self, slot: int, at: float) -> None:
+        """Look at ``slot`` again at ``at`` (Unix time), unless it is due sooner already.
+        Called holding the lock."""
+        due = time.monotonic() + at - time.time()
+        if self._next.get(slot, float("inf")) > due:
+            self._next[slot] = due
+            heapq.heappush(self._timers, (due, slot))
 
     # -- delivering ------------------------------------------------------------------------
 
