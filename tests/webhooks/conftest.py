@@ -3,6 +3,7 @@ test Redis, loopback and http allowed (as in development), retries and sweeps fa
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -73,7 +74,13 @@ def hook_client(hook_app: Flask) -> FlaskClient:
 def start_worker(
     redis_client: redis.Redis, hook_config: Callable[..., Config]
 ) -> Iterator[Callable[..., DeliveryWorker]]:
-    """``start_worker(**settings)``: a delivery worker in threads of this process."""
+    """``start_worker(**settings)``: a delivery worker in threads of this process; the
+    test fails if it logged an error (a delivery left to be taken over by accident)."""
+    errors: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = errors.append  # type: ignore[method-assign]
+    logger = logging.getLogger("service.webhooks")  # the service's loggers do not propagate
+    logger.addHandler(handler)
     started: list[DeliveryWorker] = []
 
     def start(**overrides: str) -> DeliveryWorker:
@@ -85,3 +92,5 @@ def start_worker(
     yield start
     for worker in started:
         worker.stop()
+    logger.removeHandler(handler)
+    assert not [record.getMessage() for record in errors]
