@@ -120,6 +120,10 @@ def check_url(url: str, *, allow_http: bool, allow_loopback: bool) -> None:
     ...
     service.hosting.webhooks.WebhookRefusedError: 10.1.2.3 is not a public address
     """
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise WebhookRefusedError(
+            "the URL must not hold spaces or control characters", field=URL_FIELD
+        )
     if len(url) > MAX_URL_LENGTH:
         raise WebhookRefusedError(
             f"the URL is longer than {MAX_URL_LENGTH} characters", field=URL_FIELD

@@ -90,6 +90,8 @@ def test_every_address_of_a_name_is_checked():
         ("https://169.254.169.254/latest/meta-data/", "not a public address"),
         ("https://[::ffff:a00:1]/", "not a public address"),
         ("https://hooks.example.com:99999/", "not a URL"),
+        ("https://hooks.exa mple.com/", "spaces or control"),
+        ("https://hooks.example.com/\n", "spaces or control"),
     ],
 )
 def test_urls_refused_at_creation(url: str, reason: str):
