@@ -62,8 +62,11 @@ RECONNECT_PAUSE_SECONDS = 1.0
 def retry_delay(attempt: int, rng: random.Random | None = None) -> float:
     """Seconds before the attempt after ``attempt`` (1 = the first one failed).
 
-    >>> [round(retry_delay(n, random.Random(1)), 2) for n in (1, 2, 3, 20)]
-    [0.57, 1.69, 2.05, 2166.33]
+    >>> rng = random.Random(1)
+    >>> [round(retry_delay(n, rng), 2) for n in (1, 2, 3, 4, 20)]
+    [0.57, 1.85, 3.53, 5.02, 2691.78]
+    >>> all(2 ** (n - 2) <= retry_delay(n) <= 2 ** (n - 1) for n in range(1, 12))
+    True
     """
     full = min(MAX_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2 ** (attempt - 1))
     return full / 2 + (rng or random).random() * full / 2
