@@ -36,6 +36,7 @@ import socket
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -197,21 +198,20 @@ class DeliveryWorker:
         while not self._stop.is_set():
             self._sweep_now.wait(self._config.webhook_sweep_seconds)
             self._sweep_now.clear()
-            if self._stop.is_set():
-                return
-            try:
-                self._sweep()
-            except StoreUnavailable as exc:
-                log.warning("webhook sweep: %s", exc)
-                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+            if not self._stop.is_set():
+                self._survive("sweep", self._sweep)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            try:
-                self._step()
-            except StoreUnavailable as exc:
-                log.warning("webhook worker: %s", exc)
-                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+            self._survive("worker", self._step)
+
+    def _survive(self, what: str, step: Callable[[], None]) -> None:
+        """Run ``step``; when Redis cannot serve it, say so and pause a moment."""
+        try:
+            step()
+        except StoreUnavailable as exc:
+            log.warning("webhook %s: %s", what, exc)
+            self._stop.wait(RECONNECT_PAUSE_SECONDS)
 
     def _step(self) -> None:
         now = time.monotonic()
