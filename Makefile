@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install run test lint format typecheck sdk bench bench-ab bench-bots bench-http bench-realtime bench-report openapi docs soak clean
+.PHONY: install run test lint format typecheck sdk bench bench-ab bench-bots bench-http bench-realtime bench-report bench-webhooks openapi docs soak clean
 
 $(STAMP): pyproject.toml setup.py service/engine/_solver_native.c
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ bench-ab: install ## two instances differing by environment, loaded in turn: mak
 RT ?=
 bench-realtime: install ## N = 100, 1,000, 10,000 waiting clients (long polls + SSE) while 200 moves/s are played; RT="--waiters 20000" for more (15 to 20 min)
 	$(PY) bench/realtime.py $(RT)
+
+HOOKS ?=
+bench-webhooks: install ## webhook delivery latency (commit to receipt) and one worker's throughput (about 1 minute); HOOKS="--rate 100"
+	$(PY) bench/webhooks.py $(HOOKS)
 
 bench-report: install ## chart + markdown table of the last bench-http run (bench/results/)
 	$(PY) bench/report.py

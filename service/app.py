@@ -19,6 +19,7 @@ from service.api import (
     ops_routes,
     problems,
     rules_routes,
+    webhook_routes,
 )
 from service.api.context import Services
 from service.api.fastlane import FastLane
@@ -116,6 +117,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     api.register_blueprint(fairplay_routes.blp)
     api.register_blueprint(rules_routes.blp)
     api.register_blueprint(ops_routes.blp)
+    api.register_blueprint(webhook_routes.blp)
     app.register_blueprint(ops_routes.docs_blp)
     problems.register(app)
     metrics.install(app)

@@ -115,6 +115,41 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "number of proxies: one more lets a client choose its own address.",
     ),
     EnvVar("CORS_ORIGINS", "", "Comma-separated allowed origins (`*` for any); empty: CORS off."),
+    EnvVar(
+        "WEBHOOK_ALLOW_HTTP",
+        "false",
+        "Accept `http://` webhook URLs (development); otherwise only `https://`.",
+    ),
+    EnvVar(
+        "WEBHOOK_ALLOW_LOOPBACK",
+        "false",
+        "Let webhooks reach loopback addresses (127.0.0.0/8, ::1: tests, development). "
+        "Private, link-local and metadata addresses stay refused.",
+    ),
+    EnvVar(
+        "WEBHOOK_RETRY_SECONDS",
+        "86400",
+        "How long a delivery is retried (exponential backoff with jitter) after the write "
+        "that made it, before it is recorded as failed.",
+    ),
+    EnvVar(
+        "WEBHOOK_TIMEOUT_SECONDS",
+        "10",
+        "Most a delivery waits to connect, and then for each read of the answer.",
+    ),
+    EnvVar("WEBHOOK_CONCURRENCY", "16", "Deliveries a delivery worker makes at once (threads)."),
+    EnvVar(
+        "WEBHOOK_SWEEP_SECONDS",
+        "10",
+        "How often a delivery worker looks through every hash slot's outbox for work it was "
+        "not told about (a crashed worker's deliveries, retries another worker scheduled).",
+    ),
+    EnvVar(
+        "WEBHOOK_CLAIM_SECONDS",
+        "60",
+        "A delivery taken by a worker and not settled after this long (the worker died) is "
+        "taken over by another.",
+    ),
     EnvVar("HOST", "127.0.0.1", "Address gunicorn binds to."),
     EnvVar("PORT", "8000", "Port gunicorn binds to."),
     EnvVar(
@@ -232,6 +267,13 @@ class Config:
     fast_lane: bool = True
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
+    webhook_allow_http: bool = False
+    webhook_allow_loopback: bool = False
+    webhook_retry_seconds: int = 86400
+    webhook_timeout_seconds: float = 10.0
+    webhook_concurrency: int = 16
+    webhook_sweep_seconds: float = 10.0
+    webhook_claim_seconds: float = 60.0
     host: str = "127.0.0.1"
     port: int = 8000
     web_concurrency: int = 1
@@ -287,6 +329,13 @@ class Config:
             cors_origins=tuple(
                 origin.strip() for origin in env.raw("CORS_ORIGINS").split(",") if origin.strip()
             ),
+            webhook_allow_http=env.boolean("WEBHOOK_ALLOW_HTTP"),
+            webhook_allow_loopback=env.boolean("WEBHOOK_ALLOW_LOOPBACK"),
+            webhook_retry_seconds=env.integer("WEBHOOK_RETRY_SECONDS", minimum=1),
+            webhook_timeout_seconds=env.seconds("WEBHOOK_TIMEOUT_SECONDS", minimum=0.1, maximum=60),
+            webhook_concurrency=env.integer("WEBHOOK_CONCURRENCY", minimum=1, maximum=1000),
+            webhook_sweep_seconds=env.seconds("WEBHOOK_SWEEP_SECONDS", minimum=0.1, maximum=3600),
+            webhook_claim_seconds=env.seconds("WEBHOOK_CLAIM_SECONDS", minimum=1, maximum=86400),
             host=env.raw("HOST"),
             port=env.integer("PORT", minimum=0, maximum=65535),
             web_concurrency=(

@@ -71,6 +71,9 @@ WHEN: dict[str, str] = {
     "IDEMPOTENCY_KEY_REUSED": "The same `Idempotency-Key` with another request",
     "WEAK_IDEMPOTENCY_KEY": "A create or join keyed with a guessable `Idempotency-Key`",
     "SEARCH_TOO_LARGE": "Hand and table too large to evaluate (no game's table reaches it)",
+    "WEBHOOK_URL_REFUSED": "A webhook URL the service will not call: not https (unless "
+    "`WEBHOOK_ALLOW_HTTP`), credentials, or a loopback, private or link-local address",
+    "WEBHOOK_NOT_FOUND": "The delivery log of a game created without a webhook",
     "RATE_LIMITED": "Over a rate limit (`Retry-After` given)",
     "STORE_UNAVAILABLE": "Redis unreachable or too slow (`Retry-After` given); recovers alone",
     "INTERNAL": "A bug; logged with the request id",

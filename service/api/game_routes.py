@@ -24,7 +24,7 @@ from service.api.schemas import inputs, outputs, views
 from service.api.schemas.headers import headers, parameters
 from service.api.schemas.moves import MOVE_EXAMPLES
 from service.api.writes import ChangeOutcome, change, create_game, current
-from service.hosting import seating
+from service.hosting import seating, webhooks
 from service.hosting.record import GameRecord
 from service.hosting.tokens import keyed_game_id, new_game_id
 from service.store import GameExists, IdempotentReplay
@@ -45,7 +45,7 @@ class Games(MethodView):
         blp,
         {
             400: "Malformed JSON, or a weak Idempotency-Key",
-            422: "Invalid players, seats or options",
+            422: "Invalid players, seats, options or webhook URL",
             429: "Rate limited",
             503: "Storage unavailable",
         },
@@ -53,6 +53,7 @@ class Games(MethodView):
         "WEAK_IDEMPOTENCY_KEY",
         "VALIDATION_ERROR",
         "INVALID_OPTION",
+        "WEBHOOK_URL_REFUSED",
         "IDEMPOTENCY_KEY_REUSED",
     )
     def post(self, body: dict[str, Any]) -> Response:
@@ -81,8 +82,9 @@ class Games(MethodView):
             game_id=game_id,
             listed=body["listed"],
         )
+        hook_token = None if "webhook" not in body else _add_webhook(record, body["webhook"])
         try:
-            out, headers = _save_created(record, tokens, events, idem)
+            out, headers = _save_created(record, tokens, events, idem, hook_token)
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
             return replay(idem, first.fingerprint, first.response)
@@ -91,17 +93,34 @@ class Games(MethodView):
                 raise
             # the key's record expired before the game it made: a new game, as for a new key
             record.id = new_game_id()
-            out, headers = _save_created(record, tokens, events, idem)
+            out, headers = _save_created(record, tokens, events, idem, hook_token)
         lobby_index.seats_changed(record)
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 
 
+def _add_webhook(record: GameRecord, asked: dict[str, Any]) -> str:
+    """Give ``record`` the webhook ``asked`` for (422 for a URL it may not call); the
+    token that reads its delivery log."""
+    config = services().config
+    webhooks.check_url(
+        asked["url"],
+        allow_http=config.webhook_allow_http,
+        allow_loopback=config.webhook_allow_loopback,
+    )
+    record.webhook, token = webhooks.new_webhook(asked["url"], asked.get("events", ()))
+    return token
+
+
 def _save_created(
-    record: GameRecord, tokens: dict[int, str], events: list[Any], idem: Idempotency | None
+    record: GameRecord,
+    tokens: dict[int, str],
+    events: list[Any],
+    idem: Idempotency | None,
+    hook_token: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Save a new game (with the answer to its request, for a keyed one); that
-    answer's body and headers."""
+    answer's body and headers (with the webhook's secret and token, once)."""
     out = {
         "id": record.id,
         "version": 1,
@@ -114,6 +133,14 @@ def _save_created(
             if not s.is_open
         ],
     }
+    if record.webhook is not None and hook_token is not None:
+        hook = record.webhook
+        out["webhook"] = {
+            "url": hook.url,
+            "events": list(hook.events),
+            "secret": hook.secret,
+            "token": hook_token,
+        }
     headers = {"Location": url_for("games.Game", game_id=record.id)}
     saved = None if idem is None else idem.record(201, out, 1, headers=headers)
     create_game(record, events, saved)

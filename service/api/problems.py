@@ -68,6 +68,8 @@ CODES: dict[str, tuple[int, str]] = {
     "IDEMPOTENCY_KEY_REUSED": (422, "Idempotency key reused with another request"),
     "WEAK_IDEMPOTENCY_KEY": (400, "Idempotency key not random enough"),
     "SEARCH_TOO_LARGE": (422, "Hand and table too large to evaluate"),
+    "WEBHOOK_URL_REFUSED": (422, "Webhook URL refused"),
+    "WEBHOOK_NOT_FOUND": (404, "The game has no webhook"),
     "RATE_LIMITED": (429, "Too many requests"),
     "STORE_UNAVAILABLE": (503, "Storage unavailable"),
     "INTERNAL": (500, "Internal error"),

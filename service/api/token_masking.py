@@ -34,7 +34,8 @@ def _xor(data: bytes, pad: bytes) -> bytes:
 
 
 def _map_tokens(body: Any, func: Callable[[str, int], str]) -> Any:
-    """Apply ``func`` to the answer's tokens (``token`` at the top or in ``players``)."""
+    """Apply ``func`` to the answer's tokens (``token`` at the top, in ``players`` or in
+    ``webhook``: the token that reads a webhook's log)."""
     if not isinstance(body, dict):
         return body
     out = dict(body)
@@ -45,4 +46,7 @@ def _map_tokens(body: Any, func: Callable[[str, int], str]) -> Any:
             {**p, "token": func(p["token"], i)} if isinstance(p.get("token"), str) else p
             for i, p in enumerate(out["players"])
         ]
+    hook = out.get("webhook")
+    if isinstance(hook, dict) and isinstance(hook.get("token"), str):
+        out["webhook"] = {**hook, "token": func(hook["token"], -2)}
     return out

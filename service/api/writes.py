@@ -2,8 +2,9 @@
 
 A write is one read of the game (with the request's idempotency record, if it
 sent a key, in the same round trip) and one atomic conditional store write
-(:meth:`GameStore.commit`) of the new document, its events and what is saved
-beside it (:mod:`service.api.snapshots`).  A write that loses a race is tried
+(:meth:`GameStore.commit`) of the new document, its events, what is saved
+beside it (:mod:`service.api.snapshots`) and the deliveries to the game's
+webhook (:mod:`service.hosting.webhooks`).  A write that loses a race is tried
 again on the fresh state, unless the client sent ``If-Match``: then it is
 answered 412.  Before its own change, every request that touches a game plays
 the turn that is overdue there, if any (turn timers, bots left to play), and
@@ -27,7 +28,7 @@ from service.api.problems import ApiError
 from service.api.responses import json_response
 from service.api.snapshots import events_payload, snapshot, snapshot_with
 from service.engine.records import Event
-from service.hosting import game_views
+from service.hosting import game_views, webhooks
 from service.hosting.record import GameRecord
 from service.hosting.timers import apply_timeouts
 from service.store import GameNotFound, IdempotentReplay, VersionConflict
@@ -135,6 +136,7 @@ def _commit(game_id: str, version: int, record: GameRecord, write: Write) -> Non
         record.to_bytes(),
         events_payload(write.events),
         idempotency=write.idempotency,
+        deliveries=webhooks.deliveries(record, write.events),
         **write.saved,
     )
     lobby_index.committed(record)
@@ -212,6 +214,7 @@ def create_game(
         record.to_bytes(),
         events_payload(events),
         idempotency=idempotency,
+        deliveries=webhooks.deliveries(record, events),
         **snapshot(record, 1),
     )
 

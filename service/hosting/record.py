@@ -43,6 +43,7 @@ from service.hosting.bot_turns import History, play_bots
 from service.hosting.document import DOC_FORMAT, check_format
 from service.hosting.refusals import GameCancelledError, ResignedError
 from service.hosting.tokens import hash_token
+from service.hosting.webhooks import Webhook
 
 
 @dataclass(slots=True)
@@ -107,6 +108,7 @@ class GameRecord:
     """Shown in the lobby (``GET /v1/games``) and offered by quick-join."""
     cancelled: bool = False
     """Its last human left before the start: it never will start."""
+    webhook: Webhook | None = None
     arrangements: dict[int, tuple[ArrangementKey, dict[str, Any]]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -140,23 +142,24 @@ class GameRecord:
     def to_bytes(self) -> bytes:
         """The document: without the results (:meth:`results_json`, stored apart)."""
         state = None if self.state is None else state_to_compact(self.state)
-        return orjson.dumps(
-            {
-                "f": DOC_FORMAT,
-                "id": self.id,
-                "ruleset": self.ruleset,
-                "options": self.options.to_dict(),
-                "seats": [s.to_dict() for s in self.seats],
-                "seed": self.seed,
-                "seeded": self.seeded,
-                "created_at": self.created_at,
-                "state": state,
-                "timing": [self.turn_timeout, self.autopilot_after, self.deadline],
-                "rematch": [self.rematch_of, self.rematch_id],
-                "lobby": [self.listed, self.cancelled],
-                "arr": self._arrangements_to_save(),
-            }
-        )
+        doc = {
+            "f": DOC_FORMAT,
+            "id": self.id,
+            "ruleset": self.ruleset,
+            "options": self.options.to_dict(),
+            "seats": [s.to_dict() for s in self.seats],
+            "seed": self.seed,
+            "seeded": self.seeded,
+            "created_at": self.created_at,
+            "state": state,
+            "timing": [self.turn_timeout, self.autopilot_after, self.deadline],
+            "rematch": [self.rematch_of, self.rematch_id],
+            "lobby": [self.listed, self.cancelled],
+            "arr": self._arrangements_to_save(),
+        }
+        if self.webhook is not None:  # optional: only a game created with one has it
+            doc["hook"] = self.webhook.to_dict()
+        return orjson.dumps(doc)
 
     def _arrangements_to_save(self) -> list[list[Any]]:
         """``[seat, round index, card ids, arrangement]`` of every human seat's hand
@@ -194,6 +197,7 @@ class GameRecord:
         options = options_from_dict(data["options"])
         seats = [Seat(**s) for s in data["seats"]]
         stored = data["state"]
+        hook = data.get("hook")
         state = None
         if stored:
             if results is None:
@@ -215,6 +219,7 @@ class GameRecord:
             rematch_id=data["rematch"][1],
             listed=data["lobby"][0],
             cancelled=data["lobby"][1],
+            webhook=None if hook is None else Webhook.from_dict(hook),
             arrangements={
                 seat: ((index, ids_of_chars(ids)), arrangement)
                 for seat, index, ids, arrangement in data["arr"]

@@ -39,6 +39,7 @@ def rematch_record(old: GameRecord) -> GameRecord:
         turn_timeout=old.turn_timeout,
         autopilot_after=old.autopilot_after,
         rematch_of=old.id,
+        webhook=old.webhook,
     )
 
 

@@ -50,6 +50,7 @@ from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
 from service.store.link import Link, ScriptCall, link_for
 from service.store.lobby import LobbyIndex
 from service.store.script_args import (
+    Deliveries,
     IdempotencyRecord,
     StoredEvent,
     deadline_arg,
@@ -168,6 +169,7 @@ class GameStore:
         deadline: float | None = None,
         results: bytes | None = None,
         seat_parts: bytes = b"",
+        deliveries: Deliveries | None = None,
     ) -> int:
         """Store a new game at version 1 with its first events; returns 1.
 
@@ -178,7 +180,8 @@ class GameStore:
         ``seat_parts``, the seats' parts of their views (see
         :meth:`load_seat_view`; empty: none).  With ``idempotency``, its record
         is saved with the game, as :meth:`commit` saves one (kept while the
-        game's records are, but never after the game would expire).
+        game's records are, but never after the game would expire).  Webhook
+        ``deliveries`` are queued as :meth:`commit` queues them.
 
         Raises :class:`GameExists` if the id is taken, or
         :class:`IdempotentReplay` if it was taken by a request with the same
@@ -191,6 +194,7 @@ class GameStore:
             events,
             idempotency,
             min(self.idempotency_ttl_seconds, self.game_ttl_seconds),
+            deliveries=deliveries,
         )
         self._ensure_connected()
         with translate_errors():
@@ -276,6 +280,7 @@ class GameStore:
         deadline: float | None = None,
         results: bytes | None = None,
         seat_parts: bytes = b"",
+        deliveries: Deliveries | None = None,
     ) -> int:
         """Replace the document if the game is still at ``expected_version``; append events.
 
@@ -285,11 +290,12 @@ class GameStore:
 
         Atomic: the version check, the new document, the events (numbered on
         from the game's last seq), the TTL refresh and, with ``idempotency =
-        (key_hash, fingerprint, response)``, the idempotency record all happen
-        in one script or not at all.  The response is stored for
-        ``idempotency_ttl_seconds`` and must be what the caller will answer;
-        since the new version is ``expected_version + 1`` it can be built
-        before calling.  Returns the new version.
+        (key_hash, fingerprint, response)``, the idempotency record and the
+        webhook ``deliveries`` (queued in the outbox of the game's hash slot, see
+        :mod:`service.store.outbox`) all happen in one script or not at all.
+        The response is stored for ``idempotency_ttl_seconds`` and must be what
+        the caller will answer; since the new version is ``expected_version + 1``
+        it can be built before calling.  Returns the new version.
 
         Raises :class:`VersionConflict` (with the current version),
         :class:`GameNotFound`, or :class:`IdempotentReplay` if the key was used
@@ -308,6 +314,7 @@ class GameStore:
             idempotency,
             self.idempotency_ttl_seconds,
             IDEMPOTENCY_RECORDS_PER_GAME,
+            deliveries=deliveries,
         )
         self._ensure_connected()
         with translate_errors():

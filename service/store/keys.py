@@ -18,6 +18,9 @@ ValueError: game id must be non-empty and free of '{', '}' and ':', got 'g{1}'
 from __future__ import annotations
 
 import hashlib
+from functools import cache
+
+from redis.crc import key_slot
 
 PREFIX = "t13"
 
@@ -42,6 +45,28 @@ game's limit)."""
 WAKE = "wake"
 """Sharded pub/sub channel: every write publishes the game's last event seq on it
 (see :mod:`service.store.wakeups`).  In the game's slot, like its keys."""
+
+OUTBOX = "hooks"
+"""Stream ``t13:{<slot tag>}:hooks`` (consumer group :data:`OUTBOX_GROUP`): the webhook
+deliveries due now of every game in one hash slot (see :func:`outbox_tag`); fields ``h``
+the delivery's header (JSON: game, URL, secret, commit time), ``b`` the body, ``a`` the
+attempts made."""
+
+OUTBOX_GROUP = "deliver"
+
+OUTBOX_LATER = "hooks-later"
+"""Sorted set ``t13:{<slot tag>}:hooks-later``: deliveries waiting for their next attempt,
+scored by its time (ms); members are JSON ``{"h", "b", "a"}``."""
+
+HOOK_LOG = "hooks-log"
+"""List ``t13:{id}:hooks-log``: the game's delivery attempts (JSON each), oldest first."""
+
+OUTBOX_HINT = f"{PREFIX}:hooks:ready"
+"""Pub/sub channel (not sharded: every node of a cluster forwards it): a write that
+queued deliveries publishes its slot's number here, waking the delivery workers."""
+
+SLOTS = 16384
+"""Hash slots of Redis Cluster."""
 
 TICKET = "ticket"
 """String ``t13:{id}:ticket:<hash>``: the seat a stream ticket proves, until its one use."""
@@ -73,6 +98,43 @@ def idem_fields(key_hash: str) -> tuple[str, str]:
     ('ab12:f', 'ab12:r')
     """
     return f"{key_hash}:f", f"{key_hash}:r"
+
+
+@cache
+def _slot_tags() -> tuple[str, ...]:
+    """For every hash slot, the first tag ``o<n>`` (n = 0, 1, ...) hashing to it."""
+    tags: list[str | None] = [None] * SLOTS
+    missing, n = SLOTS, 0
+    while missing:
+        slot = key_slot(f"o{n}".encode())
+        if tags[slot] is None:
+            tags[slot] = f"o{n}"
+            missing -= 1
+        n += 1
+    return tuple(tag for tag in tags if tag is not None)
+
+
+def outbox_tag(slot: int) -> str:
+    """The hash tag of the webhook outbox of hash slot ``slot``: a tag in that very slot,
+    so a write of any game of the slot queues its deliveries in the same atomic script
+    (one outbox per slot: no hot key, 16384 at most).  The same in every process.
+
+    >>> slot_of("g1") == key_slot(outbox_tag(slot_of("g1")).encode())
+    True
+    >>> outbox_tag(0), outbox_key(slot_of("g1"), OUTBOX)
+    ('o12934', 't13:{o2790}:hooks')
+    """
+    return _slot_tags()[slot]
+
+
+def slot_of(game_id: str) -> int:
+    """The hash slot of ``game_id``'s keys."""
+    return int(key_slot(game_id.encode()))
+
+
+def outbox_key(slot: int, part: str) -> str:
+    """A key of the webhook outbox of ``slot`` (:data:`OUTBOX`, :data:`OUTBOX_LATER`)."""
+    return f"{PREFIX}:{{{outbox_tag(slot)}}}:{part}"
 
 
 def key(game_id: str, part: str) -> str:

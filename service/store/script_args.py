@@ -15,6 +15,11 @@ StoredEvent = bytes | tuple[bytes, int | None]
 IdempotencyRecord = tuple[str, bytes, bytes]
 """The idempotency record a write saves: ``(key hash, request fingerprint, answer)``."""
 
+Deliveries = tuple[bytes, list[tuple[int, bytes]]]
+"""The webhook deliveries a write queues (:mod:`service.store.outbox`): their header
+(JSON: game, URL, secret, time) and ``(index of the event among the write's, body)``
+each, the body a JSON object to which the script adds the event's ``seq``."""
+
 
 def deadline_arg(deadline: float | None) -> str:
     return "" if deadline is None else repr(float(deadline))
@@ -54,15 +59,25 @@ def script_input(
     idempotency: IdempotencyRecord | None,
     idempotency_ttl: int,
     *extra: int,
+    deliveries: Deliveries | None = None,
 ) -> tuple[list[str], list[bytes | str | int]]:
     """KEYS and ARGV of a write script (see :mod:`service.store.scripts`): ``head``,
     a fresh write id, ``tail`` and the events; with ``idempotency``, the game's
     idempotency keys and the record (fingerprint, response, its TTL, the key's
-    hash, then ``extra``)."""
+    hash, then ``extra``); last the webhook ``deliveries`` (with their slot's
+    outbox as the last key) and their number."""
     key_list = [keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)]
     args: list[bytes | str | int] = [*head, new_write_id(), *tail, *_event_args(events)]
     if idempotency is not None:
         key_hash, fingerprint, response = idempotency
         key_list += [keys.key(game_id, keys.IDEM), keys.key(game_id, keys.IDEM_ORDER)]
         args += [fingerprint, response, idempotency_ttl, key_hash, *extra]
+    if deliveries:
+        header, bodies = deliveries
+        slot = keys.slot_of(game_id)
+        key_list.append(keys.outbox_key(slot, keys.OUTBOX))
+        args += [slot, header]
+        for index, body in bodies:
+            args += [index, body]
+    args.append(len(deliveries[1]) if deliveries else 0)
     return key_list, args

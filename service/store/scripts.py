@@ -2,9 +2,11 @@
 
 Each starts with a ``KEYS``/``ARGV`` header: what the script reads and writes
 and what it returns.  :class:`~service.store.game_store.GameStore` registers
-them (``EVALSHA``); every key a script touches is passed in ``KEYS`` and shares
-its game's hash tag, so they run on Redis Cluster too.
+them (``EVALSHA``); every key a script touches is passed in ``KEYS`` and lives in
+its game's hash slot, so they run on Redis Cluster too.
 """
+
+from service.store.keys import OUTBOX_GROUP, OUTBOX_HINT
 
 # Appends events to the stream and, if there were any, publishes them on the game's
 # wake-up channel (keys.WAKE: the state key KEYS[1] with `state` replaced by `wake`,
@@ -12,7 +14,14 @@ its game's hash tag, so they run on Redis Cluster too.
 # per event (see service.store.wakeups.parse_wake_up).  Expects locals `seq` (last seq), `n`
 # (number of events), `first` (ARGV index of the first event's seat) and `deadline`;
 # leaves `seq` updated.
-_APPEND_EVENTS = """
+# Then queues the write's webhook deliveries (see service.store.outbox), given at the end
+# of ARGV: m pairs (index of the event among this write's, body with no "seq") after the
+# slot and the deliveries' header, then m itself (always there: "0" = none); with m > 0
+# the last of KEYS is the outbox stream of the game's slot (keys.outbox_key).  Each body
+# gets the event's seq as its first field; the slot's number is published on
+# keys.OUTBOX_HINT for the delivery workers.
+_APPEND_EVENTS = (
+    """
 local lines = {}
 for i = 0, n - 1 do
   seq = seq + 1
@@ -24,19 +33,37 @@ if n > 0 then
   redis.call('SPUBLISH', string.sub(KEYS[1], 1, -6) .. 'wake',
              string.format('%d ', seq - n + 1) .. deadline .. '\\n' .. table.concat(lines))
 end
+local m = tonumber(ARGV[#ARGV])
+if m > 0 then
+  local outbox, at = KEYS[#KEYS], #ARGV - 2 * m
+  if redis.call('EXISTS', outbox) == 0 then
+    redis.call('XGROUP', 'CREATE', outbox, '"""
+    + OUTBOX_GROUP
+    + """', '0', 'MKSTREAM')
+  end
+  for j = 0, m - 1 do
+    local event_seq = seq - n + 1 + tonumber(ARGV[at + 2 * j])
+    redis.call('XADD', outbox, '*', 'h', ARGV[at - 1], 'a', 0, 'b',
+               '{"seq":' .. event_seq .. ',' .. string.sub(ARGV[at + 2 * j + 1], 2))
+  end
+  redis.call('PUBLISH', '"""
+    + OUTBOX_HINT
+    + """', ARGV[at - 2])
+end
 """
+)
 
 CREATE_SCRIPT = (
     """
 -- Create a game at version 1 with its first events.
--- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) the game's idempotency
--- hash, KEYS[4] (with KEYS[3]) its list of key hashes
+-- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] and KEYS[4] (optional) the game's
+-- idempotency hash and its list of key hashes, then (optional) the outbox stream
 -- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
 -- ("" = none), ARGV[5] write id, ARGV[6] results ("" = none), ARGV[7] the seats' parts
 -- of their views ("" = none), ARGV[8] number of events n,
 -- ARGV[9 .. 8 + 2n] seat, event pairs (seat "" = public);
--- with KEYS[3]: ARGV[9 + 2n] fingerprint, ARGV[10 + 2n] response, ARGV[11 + 2n] its TTL (s),
--- ARGV[12 + 2n] the key's hash
+-- with KEYS[4]: ARGV[9 + 2n] fingerprint, ARGV[10 + 2n] response, ARGV[11 + 2n] its TTL (s),
+-- ARGV[12 + 2n] the key's hash; last, the webhook deliveries (see _APPEND_EVENTS)
 -- Returns {1, last event seq} -- also when this very write made the game (a retry
 -- after a lost reply); {-1} if the game exists already; {-2, fingerprint, response}
 -- if it exists and was made by a request with this idempotency key.
@@ -47,7 +74,7 @@ local n = tonumber(ARGV[8])
 local first = 9
 if made[1] then
   if made[2] == ARGV[5] then return {1, tonumber(made[3])} end
-  if KEYS[3] then
+  if KEYS[4] then
     local h = ARGV[12 + 2 * n]
     local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r')
     if old[1] then return {-2, old[1], old[2]} end
@@ -65,7 +92,7 @@ redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', A
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[6]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
-if KEYS[3] then
+if KEYS[4] then
   local at = first + 2 * n
   local h = ARGV[at + 3]
   redis.call('DEL', KEYS[3], KEYS[4])
@@ -79,15 +106,17 @@ return {1, seq}
 COMMIT_SCRIPT = (
     """
 -- Save a new document if the version is still the expected one.
--- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] (optional) the game's idempotency
--- hash, KEYS[4] (with KEYS[3]) its list of key hashes, oldest first
+-- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] and KEYS[4] (optional) the game's
+-- idempotency hash and its list of key hashes (oldest first), then (optional) the
+-- outbox stream
 -- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
 -- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
 -- ARGV[7] results ("" = unchanged), ARGV[8] the seats' parts of their
 -- views ("" = none: always written, so none is ever left from an older version),
 -- ARGV[9] number of events n, ARGV[10 .. 9 + 2n] seat, event pairs (seat "" = public);
--- with KEYS[3]: ARGV[10 + 2n] fingerprint, ARGV[11 + 2n] response, ARGV[12 + 2n] its TTL (s),
--- ARGV[13 + 2n] the key's hash, ARGV[14 + 2n] the most records the game keeps
+-- with KEYS[4]: ARGV[10 + 2n] fingerprint, ARGV[11 + 2n] response, ARGV[12 + 2n] its TTL (s),
+-- ARGV[13 + 2n] the key's hash, ARGV[14 + 2n] the most records the game keeps; last,
+-- the webhook deliveries (see _APPEND_EVENTS)
 -- Returns {1, new version, last seq} on success -- also when the last write of the
 -- game carries this write id (the client library retried a write whose reply was
 -- lost); {0, current version} on a conflict; {-1, 0} if the game does not exist;
@@ -98,7 +127,7 @@ if not state[1] then return {-1, 0} end
 if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2])} end
 local n = tonumber(ARGV[9])
 local first = 10
-if KEYS[3] then
+if KEYS[4] then
   local h = ARGV[13 + 2 * n]
   local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r')
   if old[1] then return {-2, 0, old[1], old[2]} end
@@ -116,7 +145,7 @@ redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[7]) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
-if KEYS[3] then
+if KEYS[4] then
   local at = first + 2 * n
   local h = ARGV[at + 3]
   redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1])

@@ -239,6 +239,25 @@ def test_every_event_type_and_answer_keeps_to_the_spec(checked, spec, redis_clie
     assert resigned.status_code == 200, resigned.get_json()
     seen |= check_events(spec, checked.events(quick))
 
+    # a game with a webhook: its one-time secret and token, and its delivery log
+    hooked = checked.request(
+        "POST",
+        "/v1/games",
+        json={
+            "players": [{"name": "ann"}],
+            "seats": 2,
+            "webhook": {"url": "https://hooks.example.com/t13"},
+        },
+    )
+    assert hooked.status_code == 201, hooked.get_json()
+    created = hooked.get_json()
+    log = checked.request(
+        "GET",
+        f"/v1/games/{created['id']}/webhook",
+        headers={"Authorization": f"Bearer {created['webhook']['token']}"},
+    )
+    assert log.status_code == 200, log.get_json()
+
     assert seen == set(EVENT_SCHEMAS), set(EVENT_SCHEMAS) - seen
 
 

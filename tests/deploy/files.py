@@ -47,8 +47,16 @@ def load_all(path: Path) -> list[Any]:
     return [doc for doc in yaml.safe_load_all(path.read_text()) if doc is not None]
 
 
-def manifest(kind: str) -> dict[str, Any]:
-    found = [doc for p in K8S_FILES for doc in load_all(p) if doc.get("kind") == kind]
+def manifest(kind: str, component: str = "api") -> dict[str, Any]:
+    """The one ``kind`` of ``component`` (the API's unless told: the webhook worker
+    has a Deployment too)."""
+    found = [
+        doc
+        for p in K8S_FILES
+        for doc in load_all(p)
+        if doc.get("kind") == kind
+        and doc["metadata"].get("labels", {}).get("app.kubernetes.io/component") == component
+    ]
     assert len(found) == 1, f"expected exactly one {kind} in deploy/k8s, found {len(found)}"
     return found[0]
 

@@ -17,6 +17,7 @@ from service.api.schemas.fields import (
     component,
     integer,
 )
+from service.api.schemas.webhooks import WebhookIn
 from service.engine.options import OPTION_SPECS, Options
 from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, Game
 
@@ -86,6 +87,10 @@ class CreateGameIn(Schema):
             "description": "Show the game in the lobby (GET /v1/games) and offer its open "
             "seats to quick-join; unlisted games are reachable only by their id"
         },
+    )
+    webhook = fields.Nested(
+        WebhookIn,
+        metadata={"description": "Tell a backend what happens in the game (docs/WEBHOOKS.md)"},
     )
 
 

@@ -9,6 +9,7 @@ from service.api.schemas.enums import bot_level, game_status, problem_code
 from service.api.schemas.fields import card_field, component
 from service.api.schemas.options import OptionValue
 from service.api.schemas.views import ArrangementOut, LayOffOut, RoundResultOut
+from service.api.schemas.webhooks import WebhookCreatedOut
 
 
 class EvaluateOut(ArrangementOut):
@@ -30,6 +31,9 @@ class CreateGameOut(Schema):
     seeded = fields.Boolean(required=True)
     players = fields.List(
         fields.Nested(SeatOut), required=True, metadata={"description": "The seats taken"}
+    )
+    webhook = fields.Nested(
+        WebhookCreatedOut, metadata={"description": "Only when the game was created with one"}
     )
 
 

@@ -1,0 +1,271 @@
+"""A game's webhook: where it is told what happens, and what each of its events sends.
+
+A game created with a ``webhook`` keeps a :class:`Webhook` in its record: the URL, the
+events it wants, the secret that signs every delivery (generated here, shown once to
+the creator, kept in the document as the seed is) and the hash of the token that reads
+its delivery log.  :func:`deliveries` turns a write's events into the bodies to send;
+the store queues them in the same atomic script as the write
+(:mod:`service.store.outbox`), and the delivery workers (:mod:`service.webhooks`) sign
+and send them.  No body carries a token, a hand or anything private to a seat.
+
+>>> hook, token = new_webhook("https://example.com/t13", ["turn"])
+>>> hook.secret.startswith("whsec_"), hook.token_hash == hash_token(token)
+(True, True)
+>>> Webhook.from_dict(hook.to_dict()) == hook
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from service.engine.records import Event
+from service.hosting.refusals import HostingError
+from service.hosting.tokens import hash_token, new_token
+
+if TYPE_CHECKING:
+    from service.hosting.record import GameRecord
+
+SECRET_BYTES = 32
+"""Random bytes of a signing secret (Standard Webhooks: ``whsec_`` + base64)."""
+
+MAX_URL_LENGTH = 2048
+
+
+class HookEvent(StrEnum):
+    """What a webhook can be told (``events`` at creation; every one by default)."""
+
+    TURN = "turn"
+    """A human seat is to play: ``seat``, ``name``, ``round``, ``deadline`` (epoch
+    seconds, or null without a turn timer)."""
+    SEAT_JOINED = "seat_joined"
+    """A seat was taken: ``seat``, ``name``, ``bot``."""
+    GAME_STARTED = "game_started"
+    """Every seat is taken and round 1 is dealt: ``seats``."""
+    ROUND_SCORED = "round_scored"
+    """A round ended: ``result`` (every hand revealed, as in the public view) and ``totals``."""
+    GAME_FINISHED = "game_finished"
+    """The last round was scored: ``winners`` and ``totals``."""
+
+
+URL_FIELD = "webhook.url"
+"""The field of a create request a refusal names."""
+
+
+class WebhookRefusedError(HostingError):
+    """A webhook URL the service will not call (answered 422)."""
+
+    code = "WEBHOOK_URL_REFUSED"
+
+
+@dataclass(frozen=True, slots=True)
+class Webhook:
+    url: str
+    events: tuple[str, ...]
+    secret: str
+    token_hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "events": list(self.events),
+            "secret": self.secret,
+            "token_hash": self.token_hash,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Webhook:
+        return cls(data["url"], tuple(data["events"]), data["secret"], data["token_hash"])
+
+
+def new_secret() -> str:
+    """A signing secret in the Standard Webhooks form: ``whsec_`` and base64 of 32
+    random bytes (the key is those bytes)."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+def new_webhook(url: str, events: Sequence[str]) -> tuple[Webhook, str]:
+    """A webhook for ``url`` and ``events`` (all of them when empty), and the token that
+    reads its delivery log (only its hash is kept)."""
+    token = new_token()
+    wanted = tuple(e.value for e in HookEvent if not events or e.value in events)
+    return Webhook(url, wanted, new_secret(), hash_token(token)), token
+
+
+def check_url(url: str, *, allow_http: bool, allow_loopback: bool) -> None:
+    """Refuse a URL the service will not call: another scheme than https (http too
+    with ``allow_http``), credentials, a fragment, no host, or a host that is an
+    address no delivery may reach (``localhost`` counts as loopback).  A name is
+    resolved and its addresses checked at each delivery
+    (:mod:`service.webhooks.guard`), not here.
+
+    >>> check_url("https://hooks.example.com/t13?x=1", allow_http=False, allow_loopback=False)
+    >>> check_url("http://example.com/", allow_http=False, allow_loopback=False)
+    Traceback (most recent call last):
+    ...
+    service.hosting.webhooks.WebhookRefusedError: the URL must be https://
+    >>> check_url("https://10.1.2.3/", allow_http=False, allow_loopback=False)
+    Traceback (most recent call last):
+    ...
+    service.hosting.webhooks.WebhookRefusedError: 10.1.2.3 is not a public address
+    """
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise WebhookRefusedError(
+            "the URL must not hold spaces or control characters", field=URL_FIELD
+        )
+    if len(url) > MAX_URL_LENGTH:
+        raise WebhookRefusedError(
+            f"the URL is longer than {MAX_URL_LENGTH} characters", field=URL_FIELD
+        )
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise WebhookRefusedError(f"not a URL: {exc}", field=URL_FIELD) from None
+    schemes = ("https", "http") if allow_http else ("https",)
+    if parts.scheme not in schemes:
+        raise WebhookRefusedError(
+            "the URL must be " + " or ".join(f"{s}://" for s in schemes), field=URL_FIELD
+        )
+    if parts.username is not None or parts.password is not None:
+        raise WebhookRefusedError("the URL must not carry credentials", field=URL_FIELD)
+    if parts.fragment:
+        raise WebhookRefusedError("the URL must not have a fragment", field=URL_FIELD)
+    host = parts.hostname
+    if not host or port == 0:
+        raise WebhookRefusedError("the URL has no host or port", field=URL_FIELD)
+    if host == "localhost" or host.endswith(".localhost"):
+        host = "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return  # a name: checked when it is resolved, at each delivery
+    refusal = address_refusal(address, allow_loopback=allow_loopback)
+    if refusal is not None:
+        raise WebhookRefusedError(refusal, field=URL_FIELD)
+
+
+def address_refusal(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address, *, allow_loopback: bool
+) -> str | None:
+    """Why no delivery may go to ``address`` (None: it may): anything but a global
+    unicast address -- loopback (unless ``allow_loopback``), private, link-local
+    (169.254.169.254, the cloud metadata service, among them), shared (100.64/10),
+    reserved, multicast, unspecified.  An IPv4 address mapped or embedded in IPv6 is
+    judged as itself.
+
+    >>> address_refusal(ipaddress.ip_address("169.254.169.254"), allow_loopback=True)
+    '169.254.169.254 is not a public address'
+    >>> address_refusal(ipaddress.ip_address("::ffff:127.0.0.1"), allow_loopback=True) is None
+    True
+    >>> address_refusal(ipaddress.ip_address("93.184.215.14"), allow_loopback=False) is None
+    True
+    """
+    if isinstance(address, ipaddress.IPv6Address):
+        inner = address.ipv4_mapped or address.sixtofour
+        if inner is not None:
+            return address_refusal(inner, allow_loopback=allow_loopback)
+    if address.is_loopback:
+        return None if allow_loopback else f"{address} is a loopback address"
+    if not address.is_global or address.is_multicast:
+        return f"{address} is not a public address"
+    return None
+
+
+def delivery_id() -> str:
+    """A delivery's id (``webhook-id``): the same for every attempt of one delivery."""
+    return "msg_" + secrets.token_urlsafe(16)
+
+
+def deliveries(
+    record: GameRecord, events: Sequence[Event], now: float | None = None
+) -> tuple[bytes, list[tuple[int, bytes]]] | None:
+    """What a write of ``record`` with ``events`` sends to the game's webhook: the
+    deliveries' header (game, URL, secret, time in ms) and ``(index of the event,
+    body)`` for each event the webhook wants; None when there is none.  The store
+    adds the event's ``seq`` to each body."""
+    hook = record.webhook
+    if hook is None:
+        return None
+    now = time.time() if now is None else now
+    stamp = datetime.fromtimestamp(now, UTC).isoformat(timespec="milliseconds")
+    last_turn = max((i for i, e in enumerate(events) if _turn_seat(e) is not None), default=-1)
+    round_number = _round_before(record, events)
+    bodies = []
+    for index, event in enumerate(events):
+        if event.type == "round_started":
+            round_number = int(event.data["round"])
+        found = _hook_event(record, event, round_number, index == last_turn)
+        if found is not None and found[0] in hook.events:
+            kind, data = found
+            body = {
+                "id": delivery_id(),
+                "type": kind,
+                "timestamp": stamp,
+                "game_id": record.id,
+                "data": data,
+            }
+            bodies.append((index, orjson.dumps(body)))
+    if not bodies:
+        return None
+    header = orjson.dumps({"g": record.id, "u": hook.url, "k": hook.secret, "t": int(now * 1000)})
+    return header, bodies
+
+
+def _round_before(record: GameRecord, events: Sequence[Event]) -> int | None:
+    """The number of the round in play before ``events``: one before the first
+    round they start, else the record's round now."""
+    for event in events:
+        if event.type == "round_started":
+            return int(event.data["round"]) - 1
+    state = record.state
+    return None if state is None or state.round is None else state.spec.number
+
+
+def _turn_seat(event: Event) -> int | None:
+    if event.type == "turn":
+        return int(event.data["seat"])
+    if event.type == "round_started":
+        return int(event.data["turn"])
+    return None
+
+
+def _hook_event(
+    record: GameRecord, event: Event, round_number: int | None, last_turn: bool
+) -> tuple[str, dict[str, Any]] | None:
+    """The webhook event of an engine event, if it makes one.  A turn is told for a
+    human seat only; its deadline is the record's when it is the write's last turn
+    (an earlier one was played in the same write)."""
+    if not event.is_public:
+        return None
+    seat = _turn_seat(event)
+    if seat is not None:
+        player = record.seats[seat]
+        if player.bot is not None:
+            return None
+        return HookEvent.TURN, {
+            "seat": seat,
+            "name": player.name,
+            "round": round_number,
+            "deadline": record.deadline if last_turn else None,
+        }
+    if event.type == "player_joined":
+        return HookEvent.SEAT_JOINED, dict(event.data)
+    if event.type == "game_started":
+        return HookEvent.GAME_STARTED, dict(event.data)
+    if event.type == "round_ended":
+        return HookEvent.ROUND_SCORED, dict(event.data)
+    if event.type == "game_finished":
+        return HookEvent.GAME_FINISHED, dict(event.data)
+    return None

@@ -1,0 +1,352 @@
+"""The delivery worker: finds queued deliveries, sends them, settles every attempt.
+
+How it finds work across the outboxes of up to 16384 hash slots
+(:mod:`service.store.outbox`):
+
+* **Hints.** A write that queues deliveries publishes its slot on
+  :data:`~service.store.keys.OUTBOX_HINT` in the same script; the worker's listener
+  marks that slot ready.  A hint is only a wake-up: losing one delays, never loses,
+  a delivery.
+* **Sweeps.** Every ``WEBHOOK_SWEEP_SECONDS`` (and whenever the listener
+  (re)subscribes) a thread of the worker looks at every slot's outbox in pipelined
+  round trips (the main loop goes on meanwhile),
+  moves due retries into the stream, takes over deliveries another worker left
+  pending past ``WEBHOOK_CLAIM_SECONDS``, and learns when the next retries are due.
+* **Timers.** A failed attempt's retry is due at a time the worker knows: it looks
+  at that slot again then.
+
+Deliveries of one slot are read in batches by the main thread; each game's
+deliveries of a batch are sent in order by one thread of a pool of
+``WEBHOOK_CONCURRENCY``, games in parallel.  A slot is read again only once its
+batch is settled, so a game's deliveries go out in order while they succeed.
+
+Retries: exponential backoff from :data:`FIRST_RETRY_SECONDS`, doubling up to
+:data:`MAX_RETRY_SECONDS`, each delay drawn uniformly between half of it and all of
+it (jitter, so receivers coming back are not hit by every worker at once), until
+``WEBHOOK_RETRY_SECONDS`` after the write; the last attempt is logged ``failed``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import os
+import random
+import socket
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import orjson
+
+from service.config import Config
+from service.store.client import RedisClient
+from service.store.errors import StoreUnavailable
+from service.store.outbox import Delivery, Outbox
+from service.webhooks import signing
+from service.webhooks.sender import Outcome, Sender
+
+log = logging.getLogger(__name__)
+
+FIRST_RETRY_SECONDS = 1.0
+MAX_RETRY_SECONDS = 3600.0
+BATCH = 64
+"""Deliveries of one slot taken at once."""
+LISTEN_SECONDS = 1.0
+"""The listener waits this long for a hint before checking that it should go on."""
+RECONNECT_PAUSE_SECONDS = 1.0
+
+
+def retry_delay(attempt: int, rng: random.Random | None = None) -> float:
+    """Seconds before the attempt after ``attempt`` (1 = the first one failed).
+
+    >>> rng = random.Random(1)
+    >>> [round(retry_delay(n, rng), 2) for n in (1, 2, 3, 4, 20)]
+    [0.57, 1.85, 3.53, 5.02, 2691.78]
+    >>> all(2 ** (n - 2) <= retry_delay(n) <= 2 ** (n - 1) for n in range(1, 12))
+    True
+    """
+    full = min(MAX_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2 ** (attempt - 1))
+    return full / 2 + (rng or random).random() * full / 2
+
+
+def consumer_name() -> str:
+    """This worker's name in the consumer groups: host, process and a random part (a
+    restarted worker is a new consumer; what the old one left is taken over)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{random.getrandbits(32):08x}"
+
+
+class DeliveryWorker:
+    """Delivers the webhooks queued in a Redis (see the module's docstring)."""
+
+    def __init__(
+        self,
+        client: RedisClient,
+        config: Config,
+        *,
+        sender: Sender | None = None,
+        sweeps: bool = True,
+    ) -> None:
+        """``sweeps=False`` for a worker that lives in the only process using its store
+        (the embedded one): no hint can be missed and no other worker can die there."""
+        self._outbox = Outbox(client, log_ttl_seconds=config.game_ttl_seconds)
+        self._config = config
+        self._sender = sender or Sender(
+            timeout=config.webhook_timeout_seconds,
+            allow_http=config.webhook_allow_http,
+            allow_loopback=config.webhook_allow_loopback,
+        )
+        self._sweeps = sweeps
+        self.name = consumer_name()
+        self._stop = threading.Event()
+        self._changed = threading.Condition()
+        self._ready: set[int] = set()
+        self._busy: dict[int, int] = {}  # slot -> its batch's games still being sent
+        self._full: set[int] = set()  # slots whose last batch was full: read again
+        self._timers: list[tuple[float, int]] = []
+        self._next: dict[int, float] = {}  # slot -> its earliest timer
+        self._sweep_now = threading.Event()
+        self._pool = ThreadPoolExecutor(config.webhook_concurrency, thread_name_prefix="webhook")
+        self._subscribed = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # -- running ---------------------------------------------------------------------
+
+    def start(self) -> DeliveryWorker:
+        """Run in threads of this process; returns once the hints are subscribed."""
+        self._start_helpers()
+        thread = threading.Thread(target=self._run, name="webhook-worker", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        self._subscribed.wait(10)
+        return self
+
+    def run(self) -> None:
+        """Run until :meth:`stop` (the listener and the sweeps in threads, the loop in
+        this one)."""
+        self._start_helpers()
+        self._run()
+
+    def _start_helpers(self) -> None:
+        helpers = [(self._listen, "webhook-hints")]
+        if self._sweeps:
+            helpers.append((self._sweep_loop, "webhook-sweeps"))
+        for target, name in helpers:
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def request_stop(self) -> None:
+        """Make :meth:`run` return soon (safe in a signal handler)."""
+        self._stop.set()
+        self._sweep_now.set()
+        with self._changed:
+            self._changed.notify_all()
+
+    def stop(self, wait: bool = True) -> None:
+        """Stop taking deliveries; with ``wait``, let the attempts under way finish."""
+        self.request_stop()
+        self._pool.shutdown(wait=wait, cancel_futures=True)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(5)
+
+    # -- finding work ------------------------------------------------------------------
+
+    def _listen(self) -> None:
+        while not self._stop.is_set():
+            try:
+                pubsub = self._outbox.hints()
+            except StoreUnavailable as exc:
+                log.warning("webhook hints: %s", exc)
+                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+                continue
+            try:
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=LISTEN_SECONDS)
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":
+                        self._subscribed.set()
+                        self._mark(sweep=True)  # hints published meanwhile were missed
+                    elif message["type"] == "message":
+                        self._mark(int(message["data"]))
+            except Exception as exc:  # a dropped connection: subscribe anew
+                log.warning("webhook hints: %s", exc)
+                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+            finally:
+                try:
+                    pubsub.close()
+                except Exception:
+                    pass
+
+    def _mark(self, slot: int | None = None, *, sweep: bool = False) -> None:
+        if sweep:
+            self._sweep_now.set()
+        with self._changed:
+            if slot is not None:
+                self._ready.add(slot)
+            self._changed.notify_all()
+
+    def _sweep_loop(self) -> None:
+        """Sweep at once, then every ``WEBHOOK_SWEEP_SECONDS`` or when asked (in a thread
+        of its own: the main loop goes on taking what the hints announce meanwhile)."""
+        self._sweep_now.set()
+        while not self._stop.is_set():
+            self._sweep_now.wait(self._config.webhook_sweep_seconds)
+            self._sweep_now.clear()
+            if not self._stop.is_set():
+                self._survive("sweep", self._sweep)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._survive("worker", self._step)
+
+    def _survive(self, what: str, step: Callable[[], None]) -> None:
+        """Run ``step``; when Redis cannot serve it, say so and pause a moment."""
+        try:
+            step()
+        except StoreUnavailable as exc:
+            log.warning("webhook %s: %s", what, exc)
+            self._stop.wait(RECONNECT_PAUSE_SECONDS)
+
+    def _step(self) -> None:
+        now = time.monotonic()
+        due = []
+        with self._changed:
+            while self._timers and self._timers[0][0] <= now:
+                at, slot = heapq.heappop(self._timers)
+                if self._next.get(slot) == at:
+                    del self._next[slot]
+                    due.append(slot)
+        for slot in due:
+            self._promote(slot)
+        with self._changed:
+            ready = [slot for slot in self._ready if slot not in self._busy]
+            self._ready.difference_update(ready)
+        for slot in ready:
+            self._dispatch(slot, self._outbox.take(slot, self.name, BATCH))
+        with self._changed:
+            if self._ready.difference(self._busy) or self._stop.is_set():
+                return
+            wake = self._timers[0][0] if self._timers else float("inf")
+            self._changed.wait(max(0.0, min(wake - time.monotonic(), LISTEN_SECONDS)))
+
+    def _sweep(self) -> None:
+        """Look at every slot's outbox: due retries moved, stale deliveries taken over."""
+        idle_ms = int(self._config.webhook_claim_seconds * 1000)
+        for slot in self._outbox.occupied():
+            length = self._promote(slot)
+            if length and slot not in self._busy:
+                taken = self._outbox.reclaim(slot, self.name, idle_ms, BATCH)
+                if taken:
+                    log.info("webhooks: took over %d deliveries of slot %d", len(taken), slot)
+                    self._dispatch(slot, taken)
+
+    def _promote(self, slot: int) -> int:
+        """Move ``slot``'s due retries into its stream; mark it ready if it holds any,
+        and remember its next retry.  The number of entries in its stream."""
+        _moved, length, later_ms = self._outbox.promote(slot, int(time.time() * 1000))
+        with self._changed:
+            if later_ms is not None:
+                self._schedule(slot, later_ms / 1000)
+            if length:
+                self._ready.add(slot)
+        return length
+
+    def _schedule(self, slot: int, at: float) -> None:
+        """Look at ``slot`` again at ``at`` (Unix time), unless it is due sooner already.
+        Called holding the lock."""
+        due = time.monotonic() + at - time.time()
+        if self._next.get(slot, float("inf")) > due:
+            self._next[slot] = due
+            heapq.heappush(self._timers, (due, slot))
+
+    # -- delivering ------------------------------------------------------------------------
+
+    def _dispatch(self, slot: int, deliveries: list[Delivery]) -> None:
+        """Send ``deliveries`` of ``slot``: each game's in order, games in parallel."""
+        if not deliveries:
+            return
+        by_game: dict[str, list[Delivery]] = defaultdict(list)
+        for delivery in deliveries:
+            by_game[delivery.game_id].append(delivery)
+        with self._changed:
+            self._busy[slot] = self._busy.get(slot, 0) + len(by_game)
+            if len(deliveries) >= BATCH:
+                self._full.add(slot)
+        for game in by_game.values():
+            try:
+                self._pool.submit(self._send_all, slot, game)
+            except RuntimeError:  # stopping: left pending, taken over later
+                return
+
+    def _send_all(self, slot: int, deliveries: list[Delivery]) -> None:
+        try:
+            for delivery in deliveries:
+                if self._stop.is_set():
+                    return  # left pending: taken over after WEBHOOK_CLAIM_SECONDS
+                self._attempt(delivery)
+        except Exception:
+            log.exception("webhook delivery failed unexpectedly (left pending)")
+        finally:
+            with self._changed:
+                self._busy[slot] -= 1
+                if not self._busy[slot]:
+                    del self._busy[slot]
+                    if slot in self._full:
+                        self._full.discard(slot)
+                        self._ready.add(slot)
+                self._changed.notify_all()
+
+    def _attempt(self, delivery: Delivery) -> None:
+        header = orjson.loads(delivery.header)
+        body = orjson.loads(delivery.body)
+        attempt = delivery.attempts + 1
+        now = time.time()
+        signed = signing.headers(header["k"], body["id"], delivery.body, int(now))
+        outcome = self._sender.post(header["u"], delivery.body, signed)
+        retry_at = None
+        if not outcome.delivered:
+            retry_at = now + retry_delay(attempt)
+            if retry_at > header["t"] / 1000 + self._config.webhook_retry_seconds:
+                retry_at = None
+        line = _log_line(body, attempt, now, outcome, retry_at)
+        settled = self._outbox.settle(
+            delivery, line, None if retry_at is None else int(retry_at * 1000)
+        )
+        if settled and retry_at is not None:
+            with self._changed:
+                self._schedule(delivery.slot, retry_at)
+        if not outcome.delivered:
+            log.info(
+                "webhook %s of game %s, attempt %d: %s",
+                body["id"],
+                header["g"],
+                attempt,
+                line["outcome"] + (f" ({outcome.error})" if outcome.error else ""),
+            )
+
+
+def _log_line(
+    body: dict[str, Any], attempt: int, at: float, outcome: Outcome, retry_at: float | None
+) -> dict[str, Any]:
+    if outcome.delivered:
+        result = "delivered"
+    else:
+        result = "failed" if retry_at is None else "retrying"
+    return {
+        "delivery_id": body["id"],
+        "type": body["type"],
+        "seq": body["seq"],
+        "attempt": attempt,
+        "at": round(at, 3),
+        "outcome": result,
+        "status": outcome.status,
+        "error": outcome.error,
+        "duration_ms": round(outcome.seconds * 1000, 1),
+        "next_attempt_at": None if retry_at is None else round(retry_at, 3),
+    }
