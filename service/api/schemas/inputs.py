@@ -31,6 +31,26 @@ def ruleset_field() -> fields.String:
     )
 
 
+def turn_timeout_field(**kwargs: Any) -> fields.Integer:
+    """A game's per-turn time limit, as creating a game or quick-joining sends it."""
+    return integer(
+        validate=validate.Range(5, 86400),
+        allow_none=True,
+        metadata={"description": "Per-turn time limit; an overdue turn is played automatically"},
+        **kwargs,
+    )
+
+
+def autopilot_after_field(**kwargs: Any) -> fields.Integer:
+    """A game's number of automatic turns in a row that hands a seat to a bot."""
+    return integer(
+        validate=validate.Range(1, 100),
+        allow_none=True,
+        metadata={"description": "Hand a seat to a bot after this many automatic turns in a row"},
+        **kwargs,
+    )
+
+
 def options_field(description: str) -> fields.Field:
     """The options of a request: a plain object the engine checks (INVALID_OPTION
     names the option), documented as ``OptionsIn``."""
@@ -71,16 +91,8 @@ class CreateGameIn(Schema):
         validate=validate.Length(1, 128),
         metadata={"description": "Honoured only when the server allows seeded games"},
     )
-    turn_timeout_seconds = integer(
-        validate=validate.Range(5, 86400),
-        allow_none=True,
-        metadata={"description": "Per-turn time limit; an overdue turn is played automatically"},
-    )
-    autopilot_after_missed_turns = integer(
-        validate=validate.Range(1, 100),
-        allow_none=True,
-        metadata={"description": "Hand a seat to a bot after this many automatic turns in a row"},
-    )
+    turn_timeout_seconds = turn_timeout_field()
+    autopilot_after_missed_turns = autopilot_after_field()
     listed = fields.Boolean(
         load_default=False,
         metadata={

@@ -8,7 +8,7 @@ from marshmallow import Schema, fields, validate
 
 from service.api.schemas import enums
 from service.api.schemas.fields import FullMatch, Name, QueryInteger, component, integer
-from service.api.schemas.inputs import options_field
+from service.api.schemas.inputs import autopilot_after_field, options_field, turn_timeout_field
 from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 from service.store.lobby import LISTED_STATUSES
 
@@ -88,18 +88,8 @@ class QuickJoinIn(Schema):
         validate=validate.Range(MIN_PLAYERS, MAX_PLAYERS),
         metadata={"description": "The table's size (default: 2)"},
     )
-    turn_timeout_seconds = integer(
-        validate=validate.Range(5, 86400),
-        allow_none=True,
-        load_default=None,
-        metadata={"description": "Per-turn time limit; an overdue turn is played automatically"},
-    )
-    autopilot_after_missed_turns = integer(
-        validate=validate.Range(1, 100),
-        allow_none=True,
-        load_default=None,
-        metadata={"description": "Hand a seat to a bot after this many automatic turns in a row"},
-    )
+    turn_timeout_seconds = turn_timeout_field(load_default=None)
+    autopilot_after_missed_turns = autopilot_after_field(load_default=None)
 
 
 class QuickJoinOut(Schema):
