@@ -35,6 +35,12 @@ from werkzeug.exceptions import HTTPException, RequestTimeout
 
 from service.config import Config
 
+# gevent records each greenlet's spawning stack and tree (for debugging tools):
+# a handful of objects per connection that every full garbage collection walks,
+# thousands of times over with thousands of waiting clients.  Set before the
+# worker's hub and greenlets exist (this module is imported by the master).
+gevent.config.track_greenlet_tree = False
+
 StartResponse = Callable[..., Any]
 App = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 

@@ -8,18 +8,16 @@ the query and headers, and by the fast lane for plain JSON long polls
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from typing import Any
 
 from flask import Response
 
-from service.api import handlers, metrics, streams
+from service.api import handlers, streams
 from service.api.auth import bearer_token, unauthorized
 from service.api.context import call, services, store
 from service.api.responses import json_response
 from service.api.schemas.fields import QueryInteger, QueryNumber
 from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS
-from service.api.writes import current
 
 PLAIN_KEY = "t13.plain_long_poll"
 """Where the fast lane keeps ``(after, wait)`` of a plain long poll in its environ."""
@@ -66,30 +64,24 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
     """Events of ``game_id`` after ``after``: as JSON a page, waiting up to ``wait``
     seconds for one (a long poll); as SSE or NDJSON a stream (``wait`` unused)."""
     seat = _proven_seat(game_id, ticket)
-    config = services().config
     if media == streams.JSON:
-        wait = min(wait, config.long_poll_max_seconds)
+        wait = min(wait, services().config.long_poll_max_seconds)
         if wait <= 0:
             found, cursor, _deadline = store().events(game_id, after, seat)
             return _events_page(found, cursor)
-    else:
-        wait = config.sse_heartbeat_seconds
-    settle = streams.settler(call().environ, lambda: current(game_id), config.redis_timeout_seconds)
-    resources = ExitStack()
+    follower = streams.Follower(store(), game_id, seat, after, media)
     try:
-        resources.enter_context(metrics.follower(call().environ, media))
-        watch = resources.enter_context(store().watch(game_id))
-        batches = streams.updates(store(), watch, game_id, seat, after, wait, settle)
-        found, cursor = next(batches)  # what is there now (a missing game: 404)
+        found = follower.read()  # what is there now (a missing game: 404)
         if media != streams.JSON:
-            response = streams.stream_response(media, found, batches, resources)
-            resources = ExitStack()  # the stream's now: it closes them when it ends
+            response = follower.stream(found)
+            follower = None  # the stream's now: the server closes it when it ends
             return response
         if not found:  # the next batch, none once `wait` is over, or the process stops
-            found, cursor = next(batches, ([], cursor))
-        return _events_page(found, cursor)
+            found = follower.next_batch(wait) or []
+        return _events_page(found, follower.cursor)
     finally:
-        resources.close()
+        if follower is not None:
+            follower.close()
 
 
 def _events_page(found: list[tuple[int, bytes]], cursor: int) -> Response:

@@ -9,15 +9,13 @@ are aggregated.
 A client following a game's events (a long poll that waits, an SSE or NDJSON
 stream) is counted in ``t13_event_followers`` while it waits and timed in
 ``t13_event_follow_seconds`` when it is done, not in the request-latency
-histogram, whose tail it would otherwise be (:func:`follower`).
+histogram, whose tail it would otherwise be (:func:`follow_began`).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from flask import Flask, Response, request
@@ -63,7 +61,7 @@ FOLLOWER_KINDS = {
 }
 
 FOLLOWING_KEY = "t13.following"
-"""Set in a request's WSGI environ once it waits for events (:func:`follower`):
+"""Set in a request's WSGI environ once it waits for events (:func:`follow_began`):
 the middleware then leaves it out of the latency histogram."""
 
 ROUTE_KEY = "t13.route"
@@ -81,7 +79,7 @@ _move_children: dict[str, Any] = {}
 
 def observe(method: str, route: str, status: str, seconds: float, timed: bool = True) -> None:
     """Count one answered request (called by the WSGI middleware), and time it
-    unless it is not ``timed`` (a follower's, timed by :func:`follower`).
+    unless it is not ``timed`` (a follower's, timed by :func:`follow_ended`).
 
     The labelled children are looked up once per (method, route, status): routes
     are templates and statuses a few, so the memo stays small."""
@@ -95,21 +93,21 @@ def observe(method: str, route: str, status: str, seconds: float, timed: bool = 
     children[1].inc()
 
 
-@contextmanager
-def follower(environ: dict[str, Any], media: str) -> Iterator[None]:
-    """A client of ``environ``'s request follows a game's events as ``media``
-    (a long poll or a stream) for as long as this context lasts: counted in
-    the followers gauge, then timed in its own histogram."""
+def follow_began(environ: dict[str, Any], media: str) -> float:
+    """A client of ``environ``'s request begins following a game's events as
+    ``media`` (a long poll or a stream): counted in the followers gauge until
+    :func:`follow_ended`, given what this returns (when it began)."""
     kind = FOLLOWER_KINDS[media]
     environ[FOLLOWING_KEY] = kind
-    gauge = FOLLOWERS.labels(kind)
-    gauge.inc()
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
-        gauge.dec()
-        FOLLOW_SECONDS.labels(kind).observe(time.perf_counter() - started)
+    FOLLOWERS.labels(kind).inc()
+    return time.perf_counter()
+
+
+def follow_ended(media: str, began: float) -> None:
+    """The follower of :func:`follow_began` stopped: uncounted, and timed in its histogram."""
+    kind = FOLLOWER_KINDS[media]
+    FOLLOWERS.labels(kind).dec()
+    FOLLOW_SECONDS.labels(kind).observe(time.perf_counter() - began)
 
 
 def count_move(move_type: str) -> None:

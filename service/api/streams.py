@@ -3,7 +3,7 @@
 A follower holds no thread and no Redis connection while it waits: it
 :meth:`~service.store.GameStore.watch` es its game (woken by each commit's
 publish, see :mod:`service.store.wakeups`) and reads the new events when woken
-(:func:`updates`).  The long poll answers the first events found, or none once
+(:class:`Follower`).  The long poll answers the first events found, or none once
 its ``wait`` is over; a stream sends each batch as it comes, a heartbeat when
 quiet, and a last comment when the process stops.  A follower also plays its
 game's overdue turn when the turn's deadline passes (as any request touching
@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from typing import Any
 
 import orjson
 from flask import Response
 from werkzeug.datastructures import MIMEAccept
 
+from service.api import metrics
+from service.api.context import call, services
 from service.api.problems import ApiError
+from service.api.writes import current
 from service.logs import CURRENT_REQUEST
 from service.store import GameNotFound, GameStore, StoreUnavailable
 from service.store.budget import close_budget, extend, open_budget
 from service.store.shutdown import shutting_down
-from service.store.wakeups import Watch
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +45,6 @@ SETTLE_GRACE_SECONDS = 0.05
 
 STOPPING = "server stopping; reconnect with Last-Event-ID"
 
-Batch = tuple[list[tuple[int, bytes]], int]
-"""``(events, cursor)``: ``(seq, event JSON)`` pairs (none: a quiet period passed) and
-the cursor after them."""
-
 
 def negotiate(accept: MIMEAccept) -> str:
     """The media type to answer in, from the request's ``Accept`` (406 if none fits;
@@ -62,67 +58,109 @@ def negotiate(accept: MIMEAccept) -> str:
     return media
 
 
-def updates(
-    store: GameStore,
-    watch: Watch,
-    game_id: str,
-    seat: int | None,
-    after: int,
-    quiet_seconds: float,
-    settle: Callable[[], None],
-) -> Iterator[Batch]:
-    """The events of ``game_id`` visible to ``seat`` after ``after``, batch by batch as
-    they are committed, for as long as the caller takes them.
+class Follower:
+    """A client following ``game_id``'s events visible to ``seat`` from ``after``: a
+    long poll waiting for its next batch, or a stream (SSE, NDJSON) sent chunk
+    by chunk as the server iterates it.
 
-    ``watch`` must watch ``game_id`` already (it is read after, so nothing is
-    missed).  Yields first what it reads at once (perhaps no events), then each
-    batch as soon as it is published (read from the publish itself when it
-    follows the cursor, else from the stream), and ``([], cursor)`` after each
-    ``quiet_seconds`` without one; ends once the process is stopping.
-    When the turn's deadline passes it calls ``settle`` (which plays the
-    overdue turn: that commit wakes it).  Raises :class:`GameNotFound` and
-    :class:`StoreUnavailable` from its reads.
+    Made, it watches the game (woken by each commit's publish, see
+    :mod:`service.store.wakeups`) and is counted in the followers gauge;
+    :meth:`close` ends both (the server calls it once a stream is sent, or its
+    client gone).  :meth:`read` reads what is there now; :meth:`next_batch`
+    waits for more.  When the turn's deadline passes while it waits, it plays
+    the overdue turn (as any request touching the game does), so turn timers
+    run while every client only listens.
+
+    One slotted object for the whole wait, iterated by the server itself (no
+    generator, closure or context manager): thousands wait in a process, and
+    every full garbage collection walks what each of them holds.
     """
-    page = store.events(game_id, after, seat)
-    cursor, deadline = page.cursor, page.deadline
-    yield page.events, cursor
-    quiet_since = time.monotonic()
-    while not shutting_down():
-        wait = quiet_seconds - (time.monotonic() - quiet_since)
-        if wait <= 0:
-            yield [], cursor
-            quiet_since = time.monotonic()
-            continue
-        overdue_in = None if deadline is None else deadline - time.time() + SETTLE_GRACE_SECONDS
-        began = time.monotonic()
-        woken = watch.wait(wait if overdue_in is None else min(wait, overdue_in))
-        extend(time.monotonic() - began)  # waiting is not time lost to Redis
-        if overdue_in is not None and time.monotonic() - began >= overdue_in:
-            settle()  # its commit's publish wakes this watch (or another's does)
-            deadline = None
-        if not woken:
-            continue
-        page = watch.take(cursor, seat) or store.events(game_id, cursor, seat)
-        cursor, deadline = page.cursor, page.deadline
-        if page.events:
-            yield page.events, cursor
-            quiet_since = time.monotonic()
 
+    __slots__ = (
+        "_store",
+        "_watch",
+        "_game_id",
+        "_seat",
+        "_media",
+        "_environ",
+        "_config",
+        "_began",
+        "_first",
+        "_ending",
+        "cursor",
+        "deadline",
+    )
 
-def settler(
-    environ: dict[str, Any], play: Callable[[], Any], budget_seconds: float
-) -> Callable[[], None]:
-    """``play`` (which plays the game's overdue turn through the request's
-    services) made callable while a stream is sent, after its request's
-    handler returned: with the request current again and a Redis budget of its
-    own.  Failures are the next follower's to retry; a stalled store ends the
-    stream (the client reconnects)."""
+    def __init__(
+        self, store: GameStore, game_id: str, seat: int | None, after: int, media: str
+    ) -> None:
+        self._store = store
+        self._game_id = game_id
+        self._seat = seat
+        self._media = media
+        self._environ = call().environ
+        self._config = services().config
+        self._first: list[tuple[int, bytes]] | None = None
+        self._ending: bytes | None = None
+        self.cursor = after
+        self.deadline: float | None = None
+        self._watch = store.watch(game_id)  # before any read: nothing is missed
+        self._began = metrics.follow_began(self._environ, media)
 
-    def settle() -> None:
-        bound = CURRENT_REQUEST.set(environ)
-        budget = open_budget(budget_seconds)
+    def close(self) -> None:
+        """Stop watching and counting (again: nothing)."""
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
+            metrics.follow_ended(self._media, self._began)
+
+    def read(self) -> list[tuple[int, bytes]]:
+        """The events there are now after the cursor (advanced past them).  Raises
+        :class:`GameNotFound` and :class:`StoreUnavailable`."""
+        page = self._store.events(self._game_id, self.cursor, self._seat)
+        self.cursor, self.deadline = page.cursor, page.deadline
+        return page.events
+
+    def next_batch(self, seconds: float) -> list[tuple[int, bytes]] | None:
+        """The next events as soon as they are committed (read from their publish
+        when it follows the cursor, else from the stream); none once ``seconds``
+        pass without any; None once the process is stopping.  Raises
+        :class:`GameNotFound` and :class:`StoreUnavailable` from its reads."""
+        watch = self._watch
+        assert watch is not None, "a closed follower"
+        until = time.monotonic() + seconds
+        while not shutting_down():
+            wait = until - time.monotonic()
+            if wait <= 0:
+                return []
+            deadline = self.deadline
+            overdue_in = None if deadline is None else deadline - time.time() + SETTLE_GRACE_SECONDS
+            began = time.monotonic()
+            woken = watch.wait(wait if overdue_in is None else min(wait, overdue_in))
+            extend(time.monotonic() - began)  # waiting is not time lost to Redis
+            if overdue_in is not None and time.monotonic() - began >= overdue_in:
+                self._settle()  # its commit's publish wakes this watch (or another's does)
+                self.deadline = None
+            if not woken:
+                continue
+            page = watch.take(self.cursor, self._seat) or self._store.events(
+                self._game_id, self.cursor, self._seat
+            )
+            self.cursor, self.deadline = page.cursor, page.deadline
+            if page.events:
+                return page.events
+        return None
+
+    def _settle(self) -> None:
+        """Play the game's overdue turn through the request's services, while a
+        stream is sent (after its request's handler returned): with the request
+        current again and a Redis budget of its own.  Failures are the next
+        follower's to retry; a stalled store ends the stream (the client
+        reconnects)."""
+        bound = CURRENT_REQUEST.set(self._environ)
+        budget = open_budget(self._config.redis_timeout_seconds)
         try:
-            play()
+            current(self._game_id)
         except (GameNotFound, StoreUnavailable):
             raise
         except Exception as exc:  # a race lost to other writers, say: the next one plays it
@@ -131,7 +169,46 @@ def settler(
             close_budget(budget)
             CURRENT_REQUEST.reset(bound)
 
-    return settle
+    def stream(self, first: list[tuple[int, bytes]]) -> Response:
+        """The streamed answer in this follower's media (SSE or NDJSON): the
+        ``first`` events, then each batch as it comes, a heartbeat each
+        ``SSE_HEARTBEAT_SECONDS`` without one, and (SSE) a last comment when the
+        process stops or the store fails.  The server closes it when done."""
+        self._first = first
+        return Response(
+            self,
+            content_type=self._media,
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            direct_passthrough=True,
+        )
+
+    def __iter__(self) -> Follower:
+        return self
+
+    def __next__(self) -> bytes:
+        sse = self._media == SSE
+        first = self._first
+        if first is not None:
+            self._first = None
+            opening = b"retry: %d\n\n" % RETRY_MILLISECONDS if sse else b"\n"
+            return opening + ((sse_frames(first) if sse else ndjson_lines(first)) if first else b"")
+        if self._ending is not None:
+            raise StopIteration
+        ending = STOPPING
+        try:
+            events = self.next_batch(self._config.sse_heartbeat_seconds)
+            if events:
+                return sse_frames(events) if sse else ndjson_lines(events)
+            if events is not None:
+                return b": keep-alive\n\n" if sse else b"\n"
+        except GameNotFound:
+            ending = "game not found"
+        except StoreUnavailable:
+            ending = "storage unavailable; reconnect with Last-Event-ID"
+        self._ending = b": %s\n\n" % ending.encode()
+        if sse:
+            return self._ending
+        raise StopIteration
 
 
 def event_json(seq: int, raw: bytes) -> tuple[dict[str, Any], bytes]:
@@ -160,58 +237,3 @@ def ndjson_lines(batch: list[tuple[int, bytes]]) -> bytes:
     b'{"seq":3,"type":"drew"}\n'
     """
     return b"".join(event_json(seq, raw)[1] + b"\n" for seq, raw in batch)
-
-
-class EventStream:
-    """The body of a streamed answer: an iterable the server sends chunk by chunk,
-    which releases the game's watch when the server closes it (also when it
-    never started: a generator's ``finally`` would not run then)."""
-
-    def __init__(self, chunks: Iterator[bytes], resources: ExitStack) -> None:
-        self._chunks = chunks
-        self._resources = resources
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self._chunks
-
-    def close(self) -> None:
-        try:
-            close = getattr(self._chunks, "close", None)
-            if close is not None:
-                close()
-        finally:
-            self._resources.close()
-
-
-def stream_response(
-    media: str, first: list[tuple[int, bytes]], batches: Iterator[Batch], resources: ExitStack
-) -> Response:
-    """The streamed answer in ``media`` (SSE or NDJSON): the ``first`` events, then
-    ``batches``, ending with a comment (SSE) when the process stops or the
-    store fails.  Closing it closes ``resources``."""
-    sse = media == SSE
-
-    def chunks() -> Iterator[bytes]:
-        opening = b"retry: %d\n\n" % RETRY_MILLISECONDS if sse else b"\n"
-        yield opening + ((sse_frames(first) if sse else ndjson_lines(first)) if first else b"")
-        ending = STOPPING
-        try:
-            for events, _cursor in batches:
-                if events:
-                    yield sse_frames(events) if sse else ndjson_lines(events)
-                else:
-                    yield b": keep-alive\n\n" if sse else b"\n"
-        except GameNotFound:
-            ending = "game not found"
-        except StoreUnavailable:
-            ending = "storage unavailable; reconnect with Last-Event-ID"
-        if sse:
-            yield b": %s\n\n" % ending.encode()
-
-    response = Response(
-        EventStream(chunks(), resources),
-        content_type=media,
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        direct_passthrough=True,
-    )
-    return response

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 from service.config import Config
@@ -343,9 +342,10 @@ class GameStore:
         with translate_errors():
             return read_events(self._fetch, game_id, after_seq, seat, limit)
 
-    def watch(self, game_id: str) -> AbstractContextManager[Watch]:
-        """Be woken by each commit of ``game_id`` inside the block (begin it before
-        reading the events, see :mod:`service.store.wakeups`)."""
+    def watch(self, game_id: str) -> Watch:
+        """A watch woken by each commit of ``game_id`` until it is closed (or its
+        ``with`` block ends); make it before reading the events, see
+        :mod:`service.store.wakeups`."""
         self._ensure_connected()
         return self._wakeups.watch(game_id)
 

@@ -23,8 +23,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from service.store.events import Page
@@ -86,18 +85,37 @@ def parse_wake_up(data: bytes) -> WakeUp:
 class Watch:
     """One waiter's interest in one game: woken by each of the game's writes with events.
 
-    It keeps what those writes published (:meth:`take` hands it out), so a woken
-    reader usually needs no read.  A wake-up without events (the subscription
-    confirmed, or made anew after a reconnect, or the process stopping) may
-    follow writes whose publish was not received: :meth:`take` then says to read.
+    Made registered by :meth:`Wakeups.watch`; :meth:`close` (or leaving its
+    ``with`` block) unregisters it.  It keeps what those writes published
+    (:meth:`take` hands it out), so a woken reader usually needs no read.  A
+    wake-up without events (the subscription confirmed, or made anew after a
+    reconnect, or the process stopping) may follow writes whose publish was not
+    received: :meth:`take` then says to read.  A slotted object, no context
+    manager generator: thousands exist at once, and every full garbage
+    collection walks them.
     """
 
-    __slots__ = ("_event", "_pending", "_unsure")
+    __slots__ = ("_event", "_pending", "_unsure", "_hub", "_channel", "_shard")
 
-    def __init__(self) -> None:
+    def __init__(self, hub: Wakeups | None = None, channel: str = "", shard: _Shard | None = None):
         self._event = threading.Event()
         self._pending: list[WakeUp] = []
         self._unsure = False
+        self._hub = hub
+        self._channel = channel
+        self._shard = shard
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop watching (again: nothing)."""
+        hub, self._hub = self._hub, None
+        if hub is not None and self._shard is not None:
+            hub.release(self, self._channel, self._shard)
 
     def wake(self, published: WakeUp | None = None) -> None:
         if published is None or len(self._pending) >= MAX_PENDING:
@@ -274,30 +292,34 @@ class Wakeups:
         self._shards: dict[str, _Shard] = {}
         self.stopped = False
 
-    @contextmanager
-    def watch(self, game_id: str) -> Iterator[Watch]:
-        """Be woken by ``game_id``'s commits while inside the block."""
-        watch = Watch()
+    def watch(self, game_id: str) -> Watch:
+        """A watch woken by ``game_id``'s commits until it is closed."""
         channel = wake_channel(game_id)
         with self._lock:
             shard = self._shard(channel)
+            watch = Watch(self, channel, shard)
             self._watches.setdefault(channel, set()).add(watch)
             new = channel not in shard.channels
             shard.channels[channel] = None
             if self.stopped:
                 watch.wake()
-        try:
-            if new:
+        if new:
+            try:
                 with shard.sending:
                     shard.send("ssubscribe", channel)
-            yield watch
-        finally:
-            with self._lock:
-                watches = self._watches[channel]
-                watches.discard(watch)
-                if not watches:  # subscribed still, for a while (see LINGER_SECONDS)
-                    del self._watches[channel]
-                    shard.channels[channel] = time.monotonic()
+            except BaseException:
+                watch.close()
+                raise
+        return watch
+
+    def release(self, watch: Watch, channel: str, shard: _Shard) -> None:
+        """Unregister ``watch`` (see :meth:`Watch.close`)."""
+        with self._lock:
+            watches = self._watches[channel]
+            watches.discard(watch)
+            if not watches:  # subscribed still, for a while (see LINGER_SECONDS)
+                del self._watches[channel]
+                shard.channels[channel] = time.monotonic()
 
     def forget_lingering(self, shard: _Shard, before: float) -> list[str]:
         """Drop the channels of ``shard`` without a waiter since ``before``; they are
