@@ -14,6 +14,11 @@ cost memory, not the worker) with two changes:
   transfer coding), is ``application/problem+json`` with the API's stable
   codes, not gunicorn's HTML page (:func:`write_problem`).
 
+A waiting client costs the objects its connection and request hold, and every
+full garbage collection of the worker walks them all: the worker freezes what
+the app made at import, and leaves out what it does not use (gevent's greenlet
+tree, gunicorn's Early Hints callback).
+
 This module is imported by the gunicorn master to find the worker class,
 before gevent patches anything (that happens in the worker): it imports
 nothing of the app.  The app's modules it uses are imported in the worker,
@@ -132,6 +137,10 @@ class BodyDeadline:
         self.seconds = seconds
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        # The service sends no 103 Early Hints: gunicorn's per-request callback for
+        # them (a closure over its request, response and socket) would live as
+        # long as a waiting client's request, walked by every full collection.
+        environ.pop("wsgi.early_hints", None)
         if environ.get("CONTENT_LENGTH", "") not in ("", "0") or environ.get(
             "HTTP_TRANSFER_ENCODING"
         ):
