@@ -27,6 +27,7 @@ from service.api.writes import current
 from service.logs import CURRENT_REQUEST
 from service.store import GameNotFound, GameStore, StoreUnavailable
 from service.store.budget import close_budget, extend, open_budget
+from service.store.events import MAX_EVENTS_PER_READ, Page
 from service.store.shutdown import shutting_down
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,10 @@ SETTLE_GRACE_SECONDS = 0.05
 """A follower plays an overdue turn this long after its deadline (clocks differ a little)."""
 
 STOPPING = "server stopping; reconnect with Last-Event-ID"
+
+PAGE_EVENTS = MAX_EVENTS_PER_READ
+"""Events a follower reads in one round trip; a stream further behind reads again at
+once (seqs are consecutive, so a read that examined this many may have left more)."""
 
 
 def negotiate(accept: MIMEAccept) -> str:
@@ -87,6 +92,7 @@ class Follower:
         "_began",
         "_first",
         "_ending",
+        "_behind",
         "cursor",
         "deadline",
     )
@@ -102,6 +108,7 @@ class Follower:
         self._config = services().config
         self._first: list[tuple[int, bytes]] | None = None
         self._ending: bytes | None = None
+        self._behind = False
         self.cursor = after
         self.deadline: float | None = None
         self._watch = store.watch(game_id)  # before any read: nothing is missed
@@ -115,21 +122,28 @@ class Follower:
             metrics.follow_ended(self._media, self._began)
 
     def read(self) -> list[tuple[int, bytes]]:
-        """The events there are now after the cursor (advanced past them).  Raises
-        :class:`GameNotFound` and :class:`StoreUnavailable`."""
-        page = self._store.events(self._game_id, self.cursor, self._seat)
-        self.cursor, self.deadline = page.cursor, page.deadline
-        return page.events
+        """The events there are now after the cursor, a page at most (the cursor
+        advanced past them).  Raises :class:`GameNotFound` and
+        :class:`StoreUnavailable`."""
+        return self._advance(
+            self._store.events(self._game_id, self.cursor, self._seat, limit=PAGE_EVENTS)
+        )
 
     def next_batch(self, seconds: float) -> list[tuple[int, bytes]] | None:
-        """The next events as soon as they are committed (read from their publish
-        when it follows the cursor, else from the stream); none once ``seconds``
-        pass without any; None once the process is stopping.  Raises
-        :class:`GameNotFound` and :class:`StoreUnavailable` from its reads."""
+        """The next events: at once while the last read left more, else as soon as
+        they are committed (read from their publish when it follows the cursor,
+        else from the stream); none once ``seconds`` pass without any; None once
+        the process is stopping.  Raises :class:`GameNotFound` and
+        :class:`StoreUnavailable` from its reads."""
         watch = self._watch
         assert watch is not None, "a closed follower"
         until = time.monotonic() + seconds
         while not shutting_down():
+            if self._behind:
+                events = self.read()
+                if events:
+                    return events
+                continue
             wait = until - time.monotonic()
             if wait <= 0:
                 return []
@@ -143,13 +157,17 @@ class Follower:
                 self.deadline = None
             if not woken:
                 continue
-            page = watch.take(self.cursor, self._seat) or self._store.events(
-                self._game_id, self.cursor, self._seat
-            )
-            self.cursor, self.deadline = page.cursor, page.deadline
-            if page.events:
-                return page.events
+            published = watch.take(self.cursor, self._seat)
+            events = self._advance(published) if published is not None else self.read()
+            if events:
+                return events
         return None
+
+    def _advance(self, page: Page) -> list[tuple[int, bytes]]:
+        """Move past ``page``: its cursor and deadline are the follower's now."""
+        self._behind = page.cursor - self.cursor >= PAGE_EVENTS
+        self.cursor, self.deadline = page.cursor, page.deadline
+        return page.events
 
     def _settle(self) -> None:
         """Play the game's overdue turn through the request's services, while a
