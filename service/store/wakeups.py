@@ -127,8 +127,16 @@ class Watch:
     def wait(self, timeout: float) -> bool:
         """Wait until woken or ``timeout`` seconds pass; True if woken.  Each wake-up
         is seen once (the next wait waits for the next one)."""
-        woken = self._event.wait(max(0.0, timeout))
-        self._event.clear()
+        self._event.wait(max(0.0, timeout))
+        # The flag, not what Event.wait returned: it returns False for a wake-up
+        # that comes as the timeout expires (gevent's when the set() and the timer
+        # are handled in one pass of its loop; the standard library's when set()
+        # runs between the timeout and the return), and clearing the flag then
+        # would lose that wake-up.  Cleared only when seen set: a wake-up after the
+        # look leaves it set for the next wait (its data is in before its set()).
+        woken = self._event.is_set()
+        if woken:
+            self._event.clear()
         return woken
 
     def take(self, cursor: int, seat: int | None) -> Page | None:
