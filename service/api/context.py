@@ -1,17 +1,22 @@
 """The request being answered, as the handlers see it, with or without Flask.
 
 Handlers read the request through :func:`call` (headers, body, path) and reach
-Redis through :func:`store`.  The :class:`Call` of a request is kept in its WSGI
-environ, which the middleware makes current for the request
-(:data:`service.logs.CURRENT_REQUEST`).  The fast lane
+Redis through :func:`store`.  The :class:`Call` of a request is current in
+:data:`CURRENT_CALL`, beside its WSGI environ (:data:`service.logs.CURRENT_REQUEST`),
+both made current by the middleware for the request.  The fast lane
 (:mod:`service.api.fastlane`), which answers the hottest requests straight
-from WSGI, puts its own Call there; otherwise one is made from Flask's request
-on first use.  Either way the same handler code runs.
+from WSGI, makes its own Call current; otherwise one is made from Flask's
+request on first use.  Either way the same handler code runs.  A context
+variable, not a key of the environ: a Call holds its environ, and an environ
+holding its Call would make every request a reference cycle, left for the
+garbage collector (and promoted to its oldest generation when the request
+waits).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +26,6 @@ from service.api.limits import RateLimits
 from service.config import Config
 from service.logs import CURRENT_REQUEST
 from service.store import GameStore
-
-CALL_KEY = "t13.call"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,16 +73,20 @@ class Call:
         return self._body
 
 
+CURRENT_CALL: ContextVar[Call | None] = ContextVar("t13_call", default=None)
+"""The request being answered (see the module docstring)."""
+
+
 def call() -> Call:
     """The request being answered (the fast lane's, else Flask's)."""
     environ = CURRENT_REQUEST.get()
     if environ is None:  # an app driven without the middleware
         environ = request.environ
-    made = environ.get(CALL_KEY)
-    if made is None:
+    made = CURRENT_CALL.get()
+    if made is None or made.environ is not environ:
         made = Call(environ, current_app.extensions["t13"], lambda: request.get_data(cache=True))
-        environ[CALL_KEY] = made
-    return made  # type: ignore[no-any-return]
+        CURRENT_CALL.set(made)
+    return made
 
 
 def services() -> Services:

@@ -32,7 +32,7 @@ from typing import Any
 from flask import Response
 
 from service.api import following, handlers, problems
-from service.api.context import CALL_KEY, Call, Services
+from service.api.context import CURRENT_CALL, Call, Services
 from service.api.metrics import ROUTE_KEY
 from service.api.middleware import StartResponse, WSGIApp
 from service.hosting.tokens import GAME_ID_PATTERN
@@ -80,11 +80,13 @@ class FastLane:
                 return self.app(environ, start_response)
             body = body_or_none
         environ[ROUTE_KEY] = template
-        environ[CALL_KEY] = Call(environ, self.services, lambda: body)
+        bound = CURRENT_CALL.set(Call(environ, self.services, lambda: body))
         try:
             response = handler(match.group(1))
         except Exception as exc:  # mapped exactly as Flask's error handlers map it
             response = problems.answer_for(exc)
+        finally:
+            CURRENT_CALL.reset(bound)
         return response(environ, start_response)  # type: ignore[no-any-return]
 
     def _read_body(self, environ: dict[str, Any]) -> bytes | None:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from service.api import metrics
+from service.api.context import CURRENT_CALL
 from service.api.problems import problem
 from service.logs import CURRENT_REQUEST, REQUEST_ID_KEY
 from service.store.budget import close_budget, open_budget
@@ -96,6 +97,7 @@ class Middleware:
             return start_response(status, headers, exc_info)
 
         bound = CURRENT_REQUEST.set(environ)
+        bound_call = CURRENT_CALL.set(None)  # made by the fast lane or on first use
         redis_budget = open_budget(self.redis_timeout)  # all the request's Redis waits
         try:
             if self.max_body is not None and not _buffer_unsized_body(environ, self.max_body):
@@ -104,6 +106,7 @@ class Middleware:
             return self.app(environ, start)
         finally:
             close_budget(redis_budget)
+            CURRENT_CALL.reset(bound_call)
             CURRENT_REQUEST.reset(bound)
             metrics.observe(
                 environ.get("REQUEST_METHOD", "GET"),

@@ -21,7 +21,7 @@ from flask import Response
 from werkzeug.datastructures import MIMEAccept
 
 from service.api import metrics
-from service.api.context import call, services
+from service.api.context import CURRENT_CALL, call
 from service.api.problems import ApiError
 from service.api.writes import current
 from service.logs import CURRENT_REQUEST
@@ -87,8 +87,7 @@ class Follower:
         "_game_id",
         "_seat",
         "_media",
-        "_environ",
-        "_config",
+        "_call",
         "_began",
         "_first",
         "_ending",
@@ -104,15 +103,14 @@ class Follower:
         self._game_id = game_id
         self._seat = seat
         self._media = media
-        self._environ = call().environ
-        self._config = services().config
+        self._call = call()
         self._first: list[tuple[int, bytes]] | None = None
         self._ending: bytes | None = None
         self._behind = False
         self.cursor = after
         self.deadline: float | None = None
         self._watch = store.watch(game_id)  # before any read: nothing is missed
-        self._began = metrics.follow_began(self._environ, media)
+        self._began = metrics.follow_began(self._call.environ, media)
 
     def close(self) -> None:
         """Stop watching and counting (again: nothing)."""
@@ -175,8 +173,9 @@ class Follower:
         current again and a Redis budget of its own.  Failures are the next
         follower's to retry; a stalled store ends the stream (the client
         reconnects)."""
-        bound = CURRENT_REQUEST.set(self._environ)
-        budget = open_budget(self._config.redis_timeout_seconds)
+        bound = CURRENT_REQUEST.set(self._call.environ)
+        bound_call = CURRENT_CALL.set(self._call)
+        budget = open_budget(self._call.services.config.redis_timeout_seconds)
         try:
             current(self._game_id)
         except (GameNotFound, StoreUnavailable):
@@ -185,6 +184,7 @@ class Follower:
             log.info("could not play the overdue turn while following: %s", exc)
         finally:
             close_budget(budget)
+            CURRENT_CALL.reset(bound_call)
             CURRENT_REQUEST.reset(bound)
 
     def stream(self, first: list[tuple[int, bytes]]) -> Response:
@@ -214,7 +214,7 @@ class Follower:
             raise StopIteration
         ending = STOPPING
         try:
-            events = self.next_batch(self._config.sse_heartbeat_seconds)
+            events = self.next_batch(self._call.services.config.sse_heartbeat_seconds)
             if events:
                 return sse_frames(events) if sse else ndjson_lines(events)
             if events is not None:
