@@ -100,7 +100,13 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(level: str) -> None:
-    """Send the service's logs to stderr as JSON (idempotent)."""
+    """Send the service's logs to stderr as JSON (idempotent).
+
+    Records do not name their thread (the JSON lines never showed it): under
+    gevent, asking for the current thread's name makes a dummy thread object
+    for each greenlet that logs -- every connection, through the access log
+    -- which then lives as long as the connection."""
+    logging.logThreads = False
     logger = logging.getLogger("service")
     logger.setLevel(level.upper())
     if not any(getattr(h, "_t13", False) for h in logger.handlers):
