@@ -174,4 +174,8 @@ class Worker(GeventWorker):  # type: ignore[misc]
         # made (thousands of waiting clients' greenlets and frames).
         gc.collect()
         gc.freeze()
-        self.wsgi = BodyDeadline(self.wsgi, Config.from_env().body_timeout_seconds)
+        # The app's ``wsgi_app`` itself (Flask's ``__call__`` only calls it), and the
+        # deadline's bound ``__call__``: no call through an instance, each of which
+        # would recurse in C under every waiting client (see service/app.py).
+        inner = getattr(self.wsgi, "wsgi_app", self.wsgi)
+        self.wsgi = BodyDeadline(inner, Config.from_env().body_timeout_seconds).__call__
