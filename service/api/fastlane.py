@@ -2,9 +2,10 @@
 
 A game client spends its life on a few requests: the public view (often as a
 conditional GET answered 304), its own view, its moves, and waiting for the next
-events (the JSON long poll; streams and anything unusual go to Flask).  Flask's request
+events (a long poll or a stream; anything unusual goes to Flask).  Flask's request
 machinery -- context push, routing, flask-smorest's wrappers, the response
-object's finalisation -- costs more than the work these requests do, so
+object's finalisation -- costs more than the work these requests do (and a
+waiting client would hold its objects and deep frames while it waits), so
 :class:`FastLane` sits between the WSGI middleware and Flask and answers them
 itself by calling **the same handlers** the Flask views call
 (:func:`service.api.handlers.public_view`, ``player_view``, ``make_move``), with
@@ -70,8 +71,8 @@ class FastLane:
         handler, template = route
         body = b""
         if match.group(2) == "/events":
-            plain = following.plain_long_poll(environ)
-            if plain is None:  # a stream, a ticket, an odd query: Flask checks it all
+            plain = following.plain_request(environ)
+            if plain is None:  # an odd query or header: Flask checks it all
                 return self.app(environ, start_response)
             environ[following.PLAIN_KEY] = plain
         elif environ["REQUEST_METHOD"] == "POST":

@@ -2,8 +2,8 @@
 :mod:`service.api.streams` for the loop they share).
 
 Called by the Flask view (``api/game_routes.py``), which has parsed and checked
-the query and headers, and by the fast lane for plain JSON long polls
-(:func:`plain_long_poll`); the same answers either way.
+the query and headers, and by the fast lane for plain requests, long polls and
+streams (:func:`plain_request`); the same answers either way.
 """
 
 from __future__ import annotations
@@ -17,28 +17,42 @@ from service.api.auth import bearer_token, unauthorized
 from service.api.context import call, services, store
 from service.api.responses import json_response
 from service.api.schemas.fields import QueryInteger, QueryNumber
-from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS
+from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS, TICKET_PATTERN
 
-PLAIN_KEY = "t13.plain_long_poll"
-"""Where the fast lane keeps ``(after, wait)`` of a plain long poll in its environ."""
+PLAIN_KEY = "t13.plain_follow"
+"""Where the fast lane keeps a plain request's ``(media, after, wait, ticket)`` in its environ."""
 
-_PLAIN_PARTS = {"after": QueryInteger.PATTERN, "wait": QueryNumber.PATTERN}
-"""The query parameters of a plain long poll, each in the form its schema field reads."""
+_PLAIN_PARTS = {
+    "after": QueryInteger.PATTERN,
+    "wait": QueryNumber.PATTERN,
+    "ticket": TICKET_PATTERN,
+}
+"""The query parameters of a plain request, each in the form its schema field reads."""
+
+_PLAIN_MEDIA = {"*/*": streams.JSON, **{media: media for media in streams.MEDIA_TYPES}}
+"""``Accept`` headers a plain request may send (absent: JSON), and what each is answered in."""
 
 
-def plain_long_poll(environ: dict[str, Any]) -> tuple[int, float] | None:
-    """``(after, wait)`` of a JSON long poll whose query holds nothing but valid
-    ``after`` and ``wait`` (each at most once) and whose ``Accept`` is absent,
-    ``*/*`` or ``application/json``; None for anything else (Flask answers it).
+def plain_request(environ: dict[str, Any]) -> tuple[str, int, float, str | None] | None:
+    """``(media, after, wait, ticket)`` of a request for events whose query holds
+    nothing but valid ``after``, ``wait`` and ``ticket`` (each at most once),
+    whose ``Accept`` names exactly one of the media types (or is absent, or
+    ``*/*``) and whose ``Last-Event-ID``, if any, is valid (it wins over ``after``
+    for a stream); None for anything else (Flask answers it, with the same
+    answer for these).
 
-    >>> plain_long_poll({"QUERY_STRING": "after=5&wait=2.5"})
-    (5, 2.5)
-    >>> plain_long_poll({"QUERY_STRING": ""}), plain_long_poll({"QUERY_STRING": "after=1&after=2"})
-    ((0, 0.0), None)
-    >>> plain_long_poll({"QUERY_STRING": "wait=31"}), plain_long_poll({"HTTP_ACCEPT": "text/html"})
+    >>> plain_request({"QUERY_STRING": "after=5&wait=2.5"})
+    ('application/json', 5, 2.5, None)
+    >>> plain_request({"QUERY_STRING": ""}), plain_request({"QUERY_STRING": "after=1&after=2"})
+    (('application/json', 0, 0.0, None), None)
+    >>> plain_request({"QUERY_STRING": "wait=31"}), plain_request({"HTTP_ACCEPT": "text/html"})
     (None, None)
+    >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "7"})
+    ('text/event-stream', 7, 0.0, None)
+    >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "x"})
     """
-    if environ.get("HTTP_ACCEPT", "*/*") not in ("*/*", streams.JSON):
+    media = _PLAIN_MEDIA.get(environ.get("HTTP_ACCEPT", "*/*"))
+    if media is None:
         return None
     found: dict[str, str] = {}
     query = environ.get("QUERY_STRING", "")
@@ -49,15 +63,20 @@ def plain_long_poll(environ: dict[str, Any]) -> tuple[int, float] | None:
             return None
         found[name] = value
     after, wait = int(found.get("after", "0")), float(found.get("wait", "0"))
+    resume = environ.get("HTTP_LAST_EVENT_ID")
+    if resume is not None:
+        if not QueryInteger.PATTERN.fullmatch(resume):
+            return None
+        if media != streams.JSON:
+            after = int(resume)
     if after > MAX_SEQ or wait > MAX_WAIT_SECONDS:
         return None
-    return after, wait
+    return media, after, wait, found.get("ticket")
 
 
 def plain_follow(game_id: str) -> Response:
-    """The fast lane's handler of a plain long poll (:func:`plain_long_poll`)."""
-    after, wait = call().environ[PLAIN_KEY]
-    return follow(game_id, streams.JSON, after, wait, None)
+    """The fast lane's handler of a plain request for events (:func:`plain_request`)."""
+    return follow(game_id, *call().environ[PLAIN_KEY])
 
 
 def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None) -> Response:

@@ -120,10 +120,14 @@ def test_hot_requests_skip_flask_and_the_rest_reach_it(redis_client, redis_url, 
     moved = game.move(seat, {"type": "draw", "source": "stock"})
     assert moved.status_code == 200
     client.get(f"/v1/games/{game.id}/events?after=2&wait=0.1", headers=game.auth(seat))
+    client.get(f"/v1/games/{game.id}/events", headers={"Accept": "text/event-stream"}).close()
+    resumed = {"Accept": "application/x-ndjson", "Last-Event-ID": "2"}
+    client.get(f"/v1/games/{game.id}/events", headers=resumed).close()
     # with rate limits on too: moves are counted by their handler, on either path
     assert hits == []
     hits.clear()
-    client.get(f"/v1/games/{game.id}/events", headers={"Accept": "text/event-stream"}).close()
+    either = {"Accept": "text/event-stream, application/json;q=0.5"}  # negotiated by Flask
+    client.get(f"/v1/games/{game.id}/events", headers=either).close()
     client.get(f"/v1/games/{game.id}/")
     client.head(f"/v1/games/{game.id}")
     client.post(f"/v1/games/{game.id}/moves", data=b"x" * 70_000, headers=game.auth(seat))

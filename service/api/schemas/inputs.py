@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, validates_schema
@@ -177,6 +178,10 @@ MAX_WAIT_SECONDS = 30
 """The longest ``wait`` of a long poll a client may ask for."""
 
 
+TICKET_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
+"""A stream ticket as the events endpoint reads it (``?ticket=``)."""
+
+
 class EventsHeaders(Schema):
     class Meta:
         unknown = EXCLUDE  # every other header
@@ -203,7 +208,7 @@ class EventsQuery(Schema):
         metadata={"description": "Long poll (JSON only): seconds to wait for an event"},
     )
     ticket = fields.String(
-        validate=FullMatch(r"^[A-Za-z0-9_-]{16,128}$", error="not a stream ticket"),
+        validate=FullMatch(TICKET_PATTERN.pattern, error="not a stream ticket"),
         metadata={
             "description": "A stream ticket (POST /v1/games/{id}/stream-tickets): proves "
             "its seat once, for clients that cannot send Authorization (EventSource)"
