@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from service.store.events import Page
 from service.store.keys import game_of_channel, wake_channel
 from service.store.script_args import deadline_of
+from service.store.timeouts import Timeouts
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +96,11 @@ class Watch:
     collection walks them.
     """
 
-    __slots__ = ("_event", "_pending", "_unsure", "_hub", "_channel", "_shard")
+    __slots__ = ("_event", "_woken", "_pending", "_unsure", "_hub", "_channel", "_shard")
 
-    def __init__(self, hub: Wakeups | None = None, channel: str = "", shard: _Shard | None = None):
+    def __init__(self, hub: Wakeups, channel: str, shard: _Shard) -> None:
         self._event = threading.Event()
+        self._woken = False
         self._pending: list[WakeUp] = []
         self._unsure = False
         self._hub = hub
@@ -114,7 +116,7 @@ class Watch:
     def close(self) -> None:
         """Stop watching (again: nothing)."""
         hub, self._hub = self._hub, None
-        if hub is not None and self._shard is not None:
+        if hub is not None:
             hub.release(self, self._channel, self._shard)
 
     def wake(self, published: WakeUp | None = None) -> None:
@@ -122,21 +124,21 @@ class Watch:
             self._unsure = True
         else:
             self._pending.append(published)
+        self._woken = True
         self._event.set()
 
     def wait(self, timeout: float) -> bool:
-        """Wait until woken or ``timeout`` seconds pass; True if woken.  Each wake-up
-        is seen once (the next wait waits for the next one)."""
-        self._event.wait(max(0.0, timeout))
-        # The flag, not what Event.wait returned: it returns False for a wake-up
-        # that comes as the timeout expires (gevent's when the set() and the timer
-        # are handled in one pass of its loop; the standard library's when set()
-        # runs between the timeout and the return), and clearing the flag then
-        # would lose that wake-up.  Cleared only when seen set: a wake-up after the
-        # look leaves it set for the next wait (its data is in before its set()).
-        woken = self._event.is_set()
-        if woken:
-            self._event.clear()
+        """Wait until woken or ``timeout`` seconds pass (a tick more at most: the
+        process's :class:`~service.store.timeouts.Timeouts` end timed waits, no
+        timer per wait); True if woken.  Each wake-up is seen once (the next
+        wait waits for the next one), also one that comes as the wait ends."""
+        hub = self._hub
+        if timeout > 0 and not self._woken and hub is not None:
+            tick = hub.timeouts.add(self._event, timeout)
+            self._event.wait()
+            hub.timeouts.discard(self._event, tick)
+        self._event.clear()  # before the flag's look: a wake-up after it sets both anew
+        woken, self._woken = self._woken, False
         return woken
 
     def take(self, cursor: int, seat: int | None) -> Page | None:
@@ -298,6 +300,7 @@ class Wakeups:
         self._watches: dict[str, set[Watch]] = {}
         self._shard_of: dict[str, _Shard] = {}
         self._shards: dict[str, _Shard] = {}
+        self.timeouts = Timeouts()
         self.stopped = False
 
     def watch(self, game_id: str) -> Watch:

@@ -39,21 +39,23 @@ def main(url: str) -> None:
         """Whether a wait that times out as the wake-up comes, or the next one, sees it."""
         return watch.wait(WAIT) or watch.wait(WAIT)
 
-    # A wake-up handled just before the timeout in the same pass of the loop.
-    lost_in_a_pass = 0
-    for _ in range(10):
-        watch = Watch()
-        waiter = gevent.spawn(woken, watch)
-        gevent.spawn_later(WAIT * 0.8, watch.wake, WakeUp(1, None, [(b"", b"{}")]))
-        gevent.sleep(0)  # the waiter waits, the wake-up is scheduled
-        busy(WAIT * 1.5)  # both are due now
-        lost_in_a_pass += not waiter.get()
-        assert watch.take(0, None) is not None  # the wake-up was there all along
-
-    # Real commits published to watches of a real store, the loop busy meanwhile.
     config = Config.from_env({"REDIS_URL": url})
     client = connect(config)
     store = GameStore(client, config=config)
+
+    # A wake-up handled just before the timeout in the same pass of the loop.
+    lost_in_a_pass = 0
+    for _ in range(10):
+        with store.watch(uuid.uuid4().hex) as watch:
+            confirmed(watch)
+            waiter = gevent.spawn(woken, watch)
+            gevent.spawn_later(WAIT * 0.8, watch.wake, WakeUp(1, None, [(b"", b"{}")]))
+            gevent.sleep(0)  # the waiter waits, the wake-up is scheduled
+            busy(WAIT * 1.5)  # both are due now
+            lost_in_a_pass += not waiter.get()
+            assert watch.take(0, None) is not None  # the wake-up was there all along
+
+    # Real commits published to watches of a real store, the loop busy meanwhile.
     lost_from_redis = 0
     for _ in range(5):
         with ExitStack() as stack:
