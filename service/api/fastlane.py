@@ -81,13 +81,12 @@ class FastLane:
                 return self.app(environ, start_response)
             body = body_or_none
         environ[ROUTE_KEY] = template
-        bound = CURRENT_CALL.set(Call(environ, self.services, lambda: body))
+        # current until the middleware, around every request, resets it
+        CURRENT_CALL.set(Call(environ, self.services, lambda: body))
         try:
             response = handler(match.group(1))
         except Exception as exc:  # mapped exactly as Flask's error handlers map it
             response = problems.answer_for(exc)
-        finally:
-            CURRENT_CALL.reset(bound)
         return response(environ, start_response)  # type: ignore[no-any-return]
 
     def _read_body(self, environ: dict[str, Any]) -> bytes | None:

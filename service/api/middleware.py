@@ -50,6 +50,25 @@ StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
+class Starter:
+    """The ``start_response`` the app is given: it adds the middleware's headers
+    (those the app did not set) and keeps the status.  A slotted object, not a
+    closure: it lives as long as its request, a waiting one too."""
+
+    __slots__ = ("start_response", "extra", "status")
+
+    def __init__(self, start_response: StartResponse, extra: list[tuple[str, str]]) -> None:
+        self.start_response = start_response
+        self.extra = extra
+        self.status: str | None = None
+
+    def __call__(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        self.status = status
+        present = {name.lower() for name, _ in headers}
+        headers.extend(h for h in self.extra if h[0].lower() not in present)
+        return self.start_response(status, headers, exc_info)
+
+
 class Middleware:
     """Wraps the Flask app's ``wsgi_app``."""
 
@@ -88,14 +107,7 @@ class Middleware:
         extra = [("X-Request-ID", request_id), *(self.docs_headers if docs else self.api_headers)]
         if self.cors_origins:
             extra += self._cors(environ.get("HTTP_ORIGIN"))
-        answered: list[str] = []
-
-        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            answered.append(status)
-            present = {name.lower() for name, _ in headers}
-            headers.extend(h for h in extra if h[0].lower() not in present)
-            return start_response(status, headers, exc_info)
-
+        start = Starter(start_response, extra)
         bound = CURRENT_REQUEST.set(environ)
         bound_call = CURRENT_CALL.set(None)  # made by the fast lane or on first use
         redis_budget = open_budget(self.redis_timeout)  # all the request's Redis waits
@@ -111,7 +123,7 @@ class Middleware:
             metrics.observe(
                 environ.get("REQUEST_METHOD", "GET"),
                 environ.get(metrics.ROUTE_KEY, "<unmatched>"),
-                answered[0].split(" ", 1)[0] if answered else "500",
+                start.status.split(" ", 1)[0] if start.status else "500",
                 time.perf_counter() - started,
                 timed=metrics.FOLLOWING_KEY not in environ,
             )
