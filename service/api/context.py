@@ -44,11 +44,13 @@ _ENVIRON_KEYS: dict[str, str] = {}
 
 @dataclass(slots=True)
 class Call:
-    """One request: its WSGI environ, a reader of its body, and the services."""
+    """One request: its WSGI environ, the services, and its body or a reader of it
+    (the fast lane has read it already: no closure over it, which would live as
+    long as a waiting request)."""
 
     environ: dict[str, Any]
     services: Services
-    read_body: Callable[[], bytes]
+    read_body: Callable[[], bytes] | None
     _body: bytes | None = field(default=None, repr=False)
 
     def header(self, name: str) -> str | None:
@@ -69,7 +71,7 @@ class Call:
 
     def body(self) -> bytes:
         if self._body is None:
-            self._body = self.read_body()
+            self._body = b"" if self.read_body is None else self.read_body()
         return self._body
 
 

@@ -82,7 +82,7 @@ class FastLane:
             body = body_or_none
         environ[ROUTE_KEY] = template
         # current until the middleware, around every request, resets it
-        CURRENT_CALL.set(Call(environ, self.services, lambda: body))
+        CURRENT_CALL.set(Call(environ, self.services, None, body))
         try:
             response = handler(match.group(1))
         except Exception as exc:  # mapped exactly as Flask's error handlers map it

@@ -101,7 +101,7 @@ class Watch:
     def __init__(self, hub: Wakeups, channel: str, shard: _Shard) -> None:
         self._event = threading.Event()
         self._woken = False
-        self._pending: list[WakeUp] = []
+        self._pending: list[WakeUp] | None = None  # made by the first wake-up with events
         self._unsure = False
         self._hub = hub
         self._channel = channel
@@ -120,10 +120,13 @@ class Watch:
             hub.release(self, self._channel, self._shard)
 
     def wake(self, published: WakeUp | None = None) -> None:
-        if published is None or len(self._pending) >= MAX_PENDING:
+        pending = self._pending
+        if published is None or (pending is not None and len(pending) >= MAX_PENDING):
             self._unsure = True
+        elif pending is None:
+            self._pending = [published]
         else:
-            self._pending.append(published)
+            pending.append(published)
         self._woken = True
         self._event.set()
 
@@ -146,7 +149,7 @@ class Watch:
         only), the new cursor and the deadline, if what was published since the
         last call follows ``cursor`` without a gap; None if the reader must read
         the stream instead (a wake-up without events, a gap, or nothing new)."""
-        pending, self._pending = self._pending, []
+        pending, self._pending = self._pending or (), None
         if self._unsure:
             self._unsure = False
             return None
