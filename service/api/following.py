@@ -50,6 +50,7 @@ def plain_request(environ: dict[str, Any]) -> tuple[str, int, float, str | None]
     >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "7"})
     ('text/event-stream', 7, 0.0, None)
     >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "x"})
+    >>> plain_request({"HTTP_LAST_EVENT_ID": str(2**53 + 1)})  # Flask answers it: 422
     """
     media = _PLAIN_MEDIA.get(environ.get("HTTP_ACCEPT", "*/*"))
     if media is None:
@@ -64,8 +65,8 @@ def plain_request(environ: dict[str, Any]) -> tuple[str, int, float, str | None]
         found[name] = value
     after, wait = int(found.get("after", "0")), float(found.get("wait", "0"))
     resume = environ.get("HTTP_LAST_EVENT_ID")
-    if resume is not None:
-        if not QueryInteger.PATTERN.fullmatch(resume):
+    if resume is not None:  # checked whatever the media, as the Flask view checks it
+        if not QueryInteger.PATTERN.fullmatch(resume) or int(resume) > MAX_SEQ:
             return None
         if media != streams.JSON:
             after = int(resume)

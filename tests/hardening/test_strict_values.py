@@ -152,3 +152,13 @@ def test_a_content_length_not_in_ascii_digits_is_never_a_500(lane_client, redis_
     assert 400 <= code < 500, (status, b"".join(app_iter)[:200])
     assert dict(headers)["Content-Type"] == PROBLEM
     assert snapshot(redis_client, game.id) == before
+
+
+@pytest.mark.parametrize("accept", ["application/json", "text/event-stream"])
+@pytest.mark.parametrize("resume", ["x", "１", "+1", str(2**53 + 1)])
+def test_a_bad_last_event_id_is_refused_whatever_the_media(lane_client, accept, resume):
+    game, _seat = new_game(lane_client)
+    headers = {"Accept": accept, "Last-Event-ID": resume}
+    response = lane_client.get(f"/v1/games/{game.id}/events", headers=headers)
+    body = problem(response, 422, "VALIDATION_ERROR")
+    assert "Last-Event-ID" in body["errors"], body
