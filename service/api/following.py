@@ -89,7 +89,7 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
         if wait <= 0:
             found, cursor, _deadline = store().events(game_id, after, seat)
             return _events_page(found, cursor)
-    follower = streams.Follower(store(), game_id, seat, after, media)
+    follower = streams.Follower(game_id, seat, after, media)
     try:
         found = follower.read()  # what is there now (a missing game: 404)
         if media != streams.JSON:

@@ -25,7 +25,7 @@ from service.api.context import CURRENT_CALL, call
 from service.api.problems import ApiError
 from service.api.writes import current
 from service.logs import CURRENT_REQUEST
-from service.store import GameNotFound, GameStore, StoreUnavailable
+from service.store import GameNotFound, StoreUnavailable
 from service.store.budget import close_budget, extend, open_budget
 from service.store.events import MAX_EVENTS_PER_READ, Page
 from service.store.shutdown import shutting_down
@@ -82,7 +82,6 @@ class Follower:
     """
 
     __slots__ = (
-        "_store",
         "_watch",
         "_game_id",
         "_seat",
@@ -96,20 +95,17 @@ class Follower:
         "deadline",
     )
 
-    def __init__(
-        self, store: GameStore, game_id: str, seat: int | None, after: int, media: str
-    ) -> None:
-        self._store = store
+    def __init__(self, game_id: str, seat: int | None, after: int, media: str) -> None:
+        self._call = call()
         self._game_id = game_id
         self._seat = seat
         self._media = media
-        self._call = call()
         self._first: list[tuple[int, bytes]] | None = None
         self._ending: bytes | None = None
         self._behind = False
         self.cursor = after
         self.deadline: float | None = None
-        self._watch = store.watch(game_id)  # before any read: nothing is missed
+        self._watch = self._call.services.store.watch(game_id)  # before any read: none missed
         self._began = metrics.follow_began(self._call.environ, media)
 
     def close(self) -> None:
@@ -124,7 +120,9 @@ class Follower:
         advanced past them).  Raises :class:`GameNotFound` and
         :class:`StoreUnavailable`."""
         return self._advance(
-            self._store.events(self._game_id, self.cursor, self._seat, limit=PAGE_EVENTS)
+            self._call.services.store.events(
+                self._game_id, self.cursor, self._seat, limit=PAGE_EVENTS
+            )
         )
 
     def next_batch(self, seconds: float) -> list[tuple[int, bytes]] | None:
