@@ -5,7 +5,8 @@ Documents and events are versioned JSON bytes serialized by the caller (never
 pickle); see :mod:`service.store.game_store` for the layout.
 """
 
-from service.store.client import connect, redact_url
+from service.redact import redact_url
+from service.store.client import connect
 from service.store.errors import (
     GameExists,
     GameNotFound,

@@ -103,7 +103,7 @@ class Watch:
         self._woken = False
         self._pending: list[WakeUp] | None = None  # made by the first wake-up with events
         self._unsure = False
-        self._hub = hub
+        self._hub: Wakeups | None = hub  # None once closed
         self._channel = channel
         self._shard = shard
 
