@@ -11,7 +11,8 @@ an example of each code, and the headers a problem carries.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import flask
 import flask_smorest
@@ -22,6 +23,8 @@ from webargs.flaskparser import FlaskParser
 from service.api.media import is_json, require_json
 from service.api.problems import CODES, PROBLEM_JSON, ApiError, code_for_status, problem_body
 from service.api.schemas.headers import headers
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class OrjsonParser(FlaskParser):
@@ -36,7 +39,7 @@ class OrjsonParser(FlaskParser):
             raise ApiError("INVALID_JSON", "the body is not valid JSON") from None
 
 
-class Blueprint(flask_smorest.Blueprint):  # type: ignore[misc]
+class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = OrjsonParser()
 
 
@@ -103,7 +106,9 @@ def problem_examples(status: int, codes: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def document_errors(blueprint: Blueprint, codes: dict[int, str], *examples: str) -> Any:
+def document_errors(
+    blueprint: Blueprint, codes: dict[int, str], *examples: str
+) -> Callable[[F], F]:
     """Document error answers (problem+json) without wrapping the view: unlike
     ``alt_response`` this adds no per-request cost.  Each status is shown with
     an example of each code of ``examples`` it answers with (else of its usual

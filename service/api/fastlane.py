@@ -87,7 +87,7 @@ class FastLane:
             response = handler(match.group(1))
         except Exception as exc:  # mapped exactly as Flask's error handlers map it
             response = problems.answer_for(exc)
-        return response(environ, start_response)  # type: ignore[no-any-return]
+        return response(environ, start_response)
 
     def _read_body(self, environ: dict[str, Any]) -> bytes | None:
         """The body, or None when Flask should handle the request (no length,

@@ -89,6 +89,7 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
         if wait <= 0:
             found, cursor, _deadline = store().events(game_id, after, seat)
             return _events_page(found, cursor)
+    follower: streams.Follower | None  # None once the stream has it
     follower = streams.Follower(game_id, seat, after, media)
     try:
         found = follower.read()  # what is there now (a missing game: 404)

@@ -52,6 +52,7 @@ def public_view(game_id: str) -> Response:
         version, record = current(game_id)  # the overdue turn is played first
         public = orjson.dumps(view(record, version))
     else:
+        assert results is not None  # every write stores them with the version (new game: [])
         public = with_results(public, results)
     unchanged = not_modified(version)
     if unchanged is not None:
@@ -69,6 +70,7 @@ def player_view(game_id: str) -> Response:
     (version, _deadline, public, results, _parts), part = _saved_seat_part(game_id, bearer_token())
     if part is None:
         return _player_view_from_document(game_id)
+    assert results is not None  # every write stores them with the version (new game: [])
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged

@@ -29,6 +29,7 @@ from service.store import GameNotFound, StoreUnavailable
 from service.store.budget import close_budget, extend, open_budget
 from service.store.events import MAX_EVENTS_PER_READ, Page
 from service.store.shutdown import shutting_down
+from service.store.wakeups import Watch
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,8 @@ class Follower:
         self._behind = False
         self.cursor = after
         self.deadline: float | None = None
-        self._watch = self._call.services.store.watch(game_id)  # before any read: none missed
+        # before any read: none missed; None once closed
+        self._watch: Watch | None = self._call.services.store.watch(game_id)
         self._began = metrics.follow_began(self._call.environ, media)
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from apispec import APISpec
 from marshmallow import Schema, ValidationError, fields, validate
@@ -18,7 +18,10 @@ class FullMatch(validate.Regexp):
     ending in ``$`` also takes a value ending in a newline.  The pattern stays
     documented in the spec (apispec reads ``regex``)."""
 
-    def __call__(self, value: str) -> str:
+    regex: re.Pattern[str]  # built from str patterns only
+
+    # str only: with a str pattern the parent's bytes overload raises TypeError too
+    def __call__(self, value: str) -> str:  # type: ignore[override]
         if self.regex.fullmatch(value) is None:
             raise ValidationError(self._format_error(value))
         return value
@@ -105,13 +108,28 @@ def discriminator(kind: str) -> fields.String:
     return fields.String(required=True, validate=validate.Equal(kind))
 
 
+_FieldT = TypeVar("_FieldT", bound=fields.Field[Any])
+
+
+@overload
+def component(
+    name: str, field: _FieldT, *, schema: dict[str, Any] | None = None, **kwargs: Any
+) -> _FieldT: ...
+
+
+@overload
+def component(
+    name: str, field: None = None, *, schema: dict[str, Any] | None = None, **kwargs: Any
+) -> fields.Raw: ...
+
+
 def component(
     name: str,
-    field: fields.Field | None = None,
+    field: fields.Field[Any] | None = None,
     *,
     schema: dict[str, Any] | None = None,
     **kwargs: Any,
-) -> fields.Field:
+) -> fields.Field[Any]:
     """``field`` (default: any JSON value), documented in the spec as a reference
     to the component schema ``name`` and nothing else: a union (``Move``,
     ``Event``), a schema built apart (the options) or ``schema`` itself, which
@@ -126,7 +144,7 @@ COMPONENT = "t13_component"
 """The metadata key :func:`component` sets (not a property of the OpenAPI schema object)."""
 
 
-def component_property(converter: Any, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
+def component_property(converter: Any, field: fields.Field[Any], **kwargs: Any) -> dict[str, Any]:
     """The apispec attribute function that documents a :func:`component` field as
     its ``$ref`` alone, or, when it allows null, as ``allOf: [$ref]`` with
     ``nullable`` and its description: what generators read as "this type or

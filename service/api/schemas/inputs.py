@@ -52,7 +52,7 @@ def autopilot_after_field(**kwargs: Any) -> fields.Integer:
     )
 
 
-def options_field(description: str) -> fields.Field:
+def options_field(description: str) -> fields.Dict:
     """The options of a request: a plain object the engine checks (INVALID_OPTION
     names the option), documented as ``OptionsIn``."""
     return component(

@@ -16,7 +16,7 @@ from service.api.schemas.fields import closed_set
 from service.engine.options import OPTION_SPECS, OptionSpec
 
 
-def _field(spec: OptionSpec, *, answered: bool) -> fields.Field:
+def _field(spec: OptionSpec, *, answered: bool) -> fields.Boolean | fields.String | fields.Integer:
     kwargs: dict[str, Any] = {
         "required": answered,
         "allow_none": spec.nullable,

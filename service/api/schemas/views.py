@@ -20,7 +20,7 @@ def _required_int(description: str | None = None) -> fields.Integer:
     )
 
 
-def _cards() -> fields.List:
+def _cards() -> fields.List[str]:
     return fields.List(card_field(), required=True)
 
 
