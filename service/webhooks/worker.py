@@ -69,7 +69,8 @@ def retry_delay(attempt: int, rng: random.Random | None = None) -> float:
     >>> all(2 ** (n - 2) <= retry_delay(n) <= 2 ** (n - 1) for n in range(1, 12))
     True
     """
-    full = min(MAX_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2 ** (attempt - 1))
+    # int ** int is typed Any (a negative exponent makes a float)
+    full: float = min(MAX_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2 ** (attempt - 1))
     return full / 2 + (rng or random).random() * full / 2
 
 
