@@ -58,7 +58,7 @@ def _spec_options() -> dict[str, object]:
     }
 
 
-class ProblemApi(Api):  # type: ignore[misc]
+class ProblemApi(Api):
     """flask-smorest's Api with error responses documented as problem+json."""
 
     ERROR_SCHEMA = outputs.Problem
@@ -77,7 +77,9 @@ class ProblemApi(Api):  # type: ignore[misc]
 def _register_components(api: Api) -> None:
     """The spec's components the routes refer to by name: header parameters and
     response headers, the ``Move`` and ``Event`` unions, the options."""
-    api.ma_plugin.converter.add_attribute_function(component_property)
+    converter = api.ma_plugin.converter
+    assert converter is not None  # made as the plugin joined the spec (Api's init_app)
+    converter.add_attribute_function(component_property)
     headers.register_spec(api.spec)
     moves.register_spec(api.spec)
     events.register_spec(api.spec)

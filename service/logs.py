@@ -83,7 +83,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, request id."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = {
+        entry: dict[str, str | None] = {
             "time": timestamp(record.created),
             "level": record.levelname,
             "logger": record.name,

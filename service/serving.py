@@ -155,10 +155,10 @@ class BodyDeadline:
         except HTTPException as exc:  # a read before the app's error handling (the fast lane's)
             from service.api import problems
 
-            return problems.answer_for(exc)(environ, start_response)  # type: ignore[no-any-return]
+            return problems.answer_for(exc)(environ, start_response)
 
 
-class Worker(GeventWorker):  # type: ignore[misc]
+class Worker(GeventWorker):
     """gunicorn's gevent worker, with a body deadline and problem+json error pages."""
 
     def init_process(self) -> None:
@@ -178,4 +178,8 @@ class Worker(GeventWorker):  # type: ignore[misc]
         # deadline's bound ``__call__``: no call through an instance, each of which
         # would recurse in C under every waiting client (see service/app.py).
         inner = getattr(self.wsgi, "wsgi_app", self.wsgi)
-        self.wsgi = BodyDeadline(inner, Config.from_env().body_timeout_seconds).__call__
+        # types-gunicorn declares environ a MutableMapping; gunicorn passes a dict, as
+        # PEP 3333 requires, and the app's layers are typed for that
+        self.wsgi = BodyDeadline(  # type: ignore[assignment]
+            inner, Config.from_env().body_timeout_seconds
+        ).__call__
