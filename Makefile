@@ -21,7 +21,7 @@ run: install ## serve the API on $(HOST):$(PORT) (embedded Redis unless REDIS_UR
 test: install ## the whole suite (starts its own throwaway redis-server)
 	$(PY) -m pytest
 
-lint: install ## ruff (lint + format check) and mypy --strict on the engine
+lint: install ## ruff (lint + format check) and mypy --strict on service/ (CI runs it)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
