@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock run test lint format typecheck sdk bench bench-ab bench-bots bench-http bench-realtime bench-report bench-webhooks openapi docs soak clean
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-http bench-realtime bench-report bench-webhooks openapi docs soak clean
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
@@ -26,6 +26,10 @@ PIP_COMPILE = $(VENV)/bin/pip-compile -q --generate-hashes --allow-unsafe --stri
 lock: install ## requirements/runtime.txt and requirements/dev.txt from pyproject.toml's ranges
 	$(PIP_COMPILE) -o requirements/runtime.txt pyproject.toml
 	$(PIP_COMPILE) --extra dev -c requirements/runtime.txt -o requirements/dev.txt pyproject.toml
+
+BASE_IMAGE ?= python:3.11-slim
+image-test: install ## build deploy/Dockerfile on $(BASE_IMAGE) and try the image (needs Docker)
+	T13_IMAGE_TEST=1 BASE_IMAGE=$(BASE_IMAGE) $(PY) -m pytest -p no:cacheprovider -v -s tests/image
 
 run: install ## serve the API on $(HOST):$(PORT) (embedded Redis unless REDIS_URL is set)
 	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn -c deploy/gunicorn.conf.py service.wsgi:app
