@@ -6,14 +6,30 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install run test lint format typecheck sdk bench bench-ab bench-bots bench-http bench-realtime bench-report bench-webhooks openapi docs soak clean
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-http bench-realtime bench-report bench-webhooks openapi docs soak clean
 
-$(STAMP): pyproject.toml setup.py service/engine/_solver_native.c
+# The development set is requirements/dev.txt (the lock, hashes checked), then the
+# project itself with --no-deps: every dependency comes from the lock.
+$(STAMP): pyproject.toml setup.py service/engine/_solver_native.c requirements/dev.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --require-hashes -r requirements/dev.txt
+	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# pip-compile keeps the pins it finds and resolves only what changed (new or
+# narrowed ranges); LOCK_ARGS=--upgrade re-resolves everything to the newest allowed.
+LOCK_ARGS ?=
+PIP_COMPILE = $(VENV)/bin/pip-compile -q --generate-hashes --allow-unsafe --strip-extras \
+	--no-emit-find-links --no-emit-index-url $(LOCK_ARGS)
+lock: install ## requirements/runtime.txt and requirements/dev.txt from pyproject.toml's ranges
+	$(PIP_COMPILE) -o requirements/runtime.txt pyproject.toml
+	$(PIP_COMPILE) --extra dev -c requirements/runtime.txt -o requirements/dev.txt pyproject.toml
+
+BASE_IMAGE ?= python:3.11-slim
+image-test: install ## build deploy/Dockerfile on $(BASE_IMAGE) and try the image (needs Docker)
+	T13_IMAGE_TEST=1 BASE_IMAGE=$(BASE_IMAGE) $(PY) -m pytest -p no:cacheprovider -v -s tests/image
 
 run: install ## serve the API on $(HOST):$(PORT) (embedded Redis unless REDIS_URL is set)
 	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn -c deploy/gunicorn.conf.py service.wsgi:app

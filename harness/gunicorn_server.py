@@ -56,7 +56,8 @@ class GunicornServer:
     to ``/dev/null``; ``name`` prefixes the log files in ``log_dir``; ``tree``
     is the checkout whose ``deploy/gunicorn.conf.py`` and ``service`` are served
     (this one unless told otherwise: another revision, for a side-by-side run);
-    ``host`` and ``port`` (a free one by default) are where it listens.
+    ``host`` and ``port`` (a free one by default) are where it listens;
+    ``binary`` is the gunicorn to run (another venv's: the runtime set's).
     """
 
     def __init__(
@@ -72,7 +73,9 @@ class GunicornServer:
         tree: Path = ROOT,
         host: str = "127.0.0.1",
         port: int | None = None,
+        binary: str | None = None,
     ) -> None:
+        self.binary = binary
         self.host = host
         self.port = port or free_port(host)
         self.tree = tree
@@ -107,7 +110,7 @@ class GunicornServer:
 
     def start(self) -> GunicornServer:
         """Start the master and wait until ``ready_path`` answers 200."""
-        argv = [gunicorn_binary(), "-c", str(self.tree / CONF.relative_to(ROOT))]
+        argv = [self.binary or gunicorn_binary(), "-c", str(self.tree / CONF.relative_to(ROOT))]
         if not self.access_log:
             argv += ["--access-logfile", "/dev/null"]
         with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from flask import Flask
 from flask_smorest import Api
@@ -63,13 +64,15 @@ class ProblemApi(Api):
 
     ERROR_SCHEMA = outputs.Problem
 
-    def _register_responses(self) -> None:
-        # flask-smorest registers its stock error responses with the default
-        # content type; every error this API sends is application/problem+json.
+    def init_app(self, app: Flask, **kwargs: Any) -> None:
+        # flask-smorest registers its stock error responses (the spec's
+        # components) in init_app, with the default content type; every error
+        # this API sends is application/problem+json.  The routes, registered
+        # after, keep the default.
         default = self.DEFAULT_RESPONSE_CONTENT_TYPE
         self.DEFAULT_RESPONSE_CONTENT_TYPE = problems.PROBLEM_JSON
         try:
-            super()._register_responses()
+            super().init_app(app, **kwargs)
         finally:
             self.DEFAULT_RESPONSE_CONTENT_TYPE = default
 

@@ -34,11 +34,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import gevent
-from gunicorn import util
 from gunicorn.workers.ggevent import GeventWorker
 from werkzeug.exceptions import HTTPException, RequestTimeout
 
 from service.config import Config
+from service.library_internals import write_gunicorn_errors_with, write_on_worker_socket
 
 # gevent records each greenlet's spawning stack and tree (for debugging tools):
 # a handful of objects per connection that every full garbage collection walks,
@@ -73,7 +73,7 @@ def problem_response(status: int, reason: str, message: str) -> bytes:
 
 def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
     """Drop-in for ``gunicorn.util.write_error``: the same answer, as problem+json."""
-    util.write_nonblock(sock, problem_response(status_int, reason, mesg))
+    write_on_worker_socket(sock, problem_response(status_int, reason, mesg))
 
 
 class DeadlineInput:
@@ -164,7 +164,7 @@ class Worker(GeventWorker):
     def init_process(self) -> None:
         # gunicorn writes its own error answers through this one function only
         # (Worker.handle_error); ours keeps its status and message.
-        util.write_error = write_problem
+        write_gunicorn_errors_with(write_problem)
         super().init_process()
 
     def load_wsgi(self) -> None:

@@ -28,7 +28,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class OrjsonParser(FlaskParser):
-    def _raw_load_json(self, req: flask.Request) -> Any:
+    def load_json(self, req: flask.Request, schema: Any) -> Any:
         if not is_json(req.content_type):
             # a body not declared as JSON is refused (415); no body is no body
             require_json(req.content_type, req.content_length or len(req.get_data(cache=True)))

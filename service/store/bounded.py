@@ -22,6 +22,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from service.library_internals import ConnectHook, connection_socket
 from service.store.budget import remaining, wait_for
 from service.store.circuit import TRIP_AFTER_SECONDS, CircuitOpen, circuit_for
 
@@ -33,12 +34,11 @@ def trips(wait: float | None) -> bool:
     return wait is None or wait >= TRIP_AFTER_SECONDS
 
 
-class Bounded:
+class Bounded(ConnectHook):
     """Mixin over a redis-py connection class (first in the bases)."""
 
     socket_timeout: float | None
     socket_connect_timeout: float | None
-    _sock: Any
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -47,13 +47,13 @@ class Bounded:
         path = kwargs.get("path")
         self.circuit = circuit_for(path or (kwargs.get("host"), kwargs.get("port")))
 
-    def _connect(self) -> Any:
+    def open_socket(self, attempt: Callable[[], Any]) -> Any:
         self.circuit.check(self)
         wait = wait_for(self._connect_cap)
         self.socket_connect_timeout = wait
         self.socket_timeout = wait_for(self._cap)  # the TLS handshake's wait
         try:
-            return super()._connect()  # type: ignore[misc]
+            return attempt()
         except OSError as exc:  # a refused connect costs no wait: no trip
             self.report(wait, timed_out=isinstance(exc, TimeoutError))
             raise
@@ -61,8 +61,8 @@ class Bounded:
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         self.circuit.check(self)
         wait = wait_for(self._cap)
-        if self._sock is not None:
-            self._sock.settimeout(wait)
+        if (sock := connection_socket(self)) is not None:
+            sock.settimeout(wait)
         try:
             super().send_packed_command(command, check_health)  # type: ignore[misc]
         except (redis.TimeoutError, redis.ConnectionError) as exc:
@@ -71,8 +71,8 @@ class Bounded:
 
     def read_response(self, *args: Any, **kwargs: Any) -> Any:
         wait = wait_for(self._cap)
-        if self._sock is not None and "timeout" not in kwargs:
-            self._sock.settimeout(wait)
+        if (sock := connection_socket(self)) is not None and "timeout" not in kwargs:
+            sock.settimeout(wait)
         try:
             response = super().read_response(*args, **kwargs)  # type: ignore[misc]
         except (redis.TimeoutError, redis.ConnectionError) as exc:

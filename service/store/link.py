@@ -38,10 +38,10 @@ from typing import Any
 
 import hiredis
 import redis
-from redis._parsers import BaseParser
 from redis.commands.core import Script
 from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
 
+from service.library_internals import connection_socket, redis_reply_error
 from service.store.bounded import Bounded
 from service.store.budget import wait_for
 
@@ -51,6 +51,9 @@ READ_SIZE = 65536
 Command = tuple[Any, ...]
 ScriptCall = Callable[..., Any]
 """``run(keys=[...], args=[...])``, as a redis-py ``Script`` is called."""
+
+REPLY_ERROR = redis_reply_error()
+"""An error reply's redis-py exception, as redis-py's own parsers make it."""
 
 
 class Link:
@@ -137,11 +140,10 @@ class _Wire:
             conn.check_health()  # PING through redis-py (which reconnects if it must)
         if not conn.is_connected:
             conn.connect()  # the handshake (AUTH, SELECT...) is redis-py's
-        if self.sock is not conn._sock:  # a new socket: a new reader, empty
-            self.sock = conn._sock
-            self.reader = hiredis.Reader(
-                protocolError=InvalidResponse, replyError=BaseParser.parse_error
-            )
+        current = connection_socket(conn)
+        if self.sock is not current:  # a new socket: a new reader, empty
+            self.sock = current
+            self.reader = hiredis.Reader(protocolError=InvalidResponse, replyError=REPLY_ERROR)
         sock, reader = self.sock, self.reader
         assert sock is not None
         replies: list[Any] = []

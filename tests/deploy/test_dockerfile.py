@@ -67,16 +67,20 @@ def test_dockerfile_is_multi_stage_on_python_311_slim() -> None:
     assert image == "python:3.11-slim"
     runtime = stages[-1]
     assert any(i == "COPY" and a.startswith("--from=") for i, a in runtime), (
-        "runtime stage should copy the installed prefix from the builder"
+        "runtime stage should copy the venv from the builder"
     )
 
 
-def test_dockerfile_installs_runtime_deps_only() -> None:
+def test_dockerfile_installs_the_runtime_lock_then_the_wheel() -> None:
     runs = " ".join(a for i, a in _dockerfile_instructions() if i == "RUN")
-    assert "pip wheel" in runs
-    assert "--prefix" in runs
-    assert "[dev]" not in runs and ".[" not in runs, "the image must not install extras"
-    assert not re.search(r"pip install\s+(-e|--editable)\b", runs)
+    assert "deploy/runtime-venv.sh deps /opt/venv" in runs
+    assert "deploy/runtime-venv.sh project /opt/venv" in runs
+    script = (REPO / "deploy" / "runtime-venv.sh").read_text()
+    assert "--require-hashes -r requirements/runtime.txt" in script
+    assert "pip wheel -q --no-deps" in script and "pip install -q --no-deps" in script
+    for text in (runs, script):
+        assert "[dev]" not in text and ".[" not in text, "the image must not install extras"
+        assert not re.search(r"pip install\s+(-e|--editable)\b", text)
 
 
 def test_dockerfile_runs_as_fixed_non_root_user_before_cmd() -> None:
