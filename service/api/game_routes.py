@@ -236,8 +236,10 @@ MOVE_BODY = {
     "content": {
         "application/json": {
             "schema": {"$ref": "#/components/schemas/Move"},
+            # what /docs "Try it out" sends: valid at the start of any turn. One
+            # example only: OpenAPI 3.0 forbids `example` beside `examples`, so each
+            # move type's example is on its own schema (DrawMove, DiscardMove...).
             "example": MOVE_EXAMPLES["draw"],
-            "examples": {kind: {"value": body} for kind, body in MOVE_EXAMPLES.items()},
         }
     },
 }
