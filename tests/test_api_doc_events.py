@@ -1,10 +1,13 @@
 """docs/API.md's EventSource example listens for every event type the service emits
-(EventSource hands a typed event only to a listener of that type)."""
+(EventSource hands a typed event only to a listener of that type), and its streams
+open as the service opens them."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from service.api.streams import RETRY_MILLISECONDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,3 +21,12 @@ def test_the_eventsource_example_listens_for_every_event_type() -> None:
     listed = re.search(r"const TYPES = \[([^\]]*)\]", doc)
     assert listed, "docs/API.md lists the event types in its EventSource example"
     assert set(re.findall(r"\"([a-z_]+)\"", listed.group(1))) == emitted
+
+
+def test_the_documented_opening_frames_are_the_streams() -> None:
+    """docs/API.md shows the SSE stream's opening `retry:` hint as the service sends it
+    and warns that it, and NDJSON's opening empty line, carry no event."""
+    doc = (ROOT / "docs" / "API.md").read_text()
+    assert f"```\n  retry: {RETRY_MILLISECONDS}\n" in doc
+    assert f"The first frame, `retry: {RETRY_MILLISECONDS}`, carries no event" in doc
+    assert "and so is the first line" in doc  # NDJSON

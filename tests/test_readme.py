@@ -71,6 +71,40 @@ def test_the_curl_session_runs_as_written(redis_url: str) -> None:
         assert "'drew', 'discarded'" in done.stdout, done.stdout
 
 
+def _shown(answer: Any, shown: Any) -> bool:
+    """``answer`` is what the README shows: the same JSON, where ``"…"`` stands for
+    any value."""
+    if shown == "…":
+        return True
+    if isinstance(shown, dict):
+        return (
+            isinstance(answer, dict)
+            and answer.keys() == shown.keys()
+            and all(_shown(answer[k], v) for k, v in shown.items())
+        )
+    return bool(answer == shown)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_the_quick_join_answers_as_shown(redis_url: str, redis_client: object) -> None:
+    """The lobby session of "Finding a game" runs, its quick-join answers what the
+    README shows under it, and the lobby (emptied first) lists that game."""
+    section = README.split("## Finding a game", 1)[1]
+    session = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    shown = json.loads(re.findall(r"^# (\{.*\})$", session, flags=re.M)[0])
+    with GunicornServer({"REDIS_URL": redis_url}) as server:
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", f"BASE={server.url}\n{session}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    joined, lobby = _json_values(done.stdout)
+    assert _shown(joined, shown), (joined, shown)
+    assert [game["id"] for game in lobby["games"]] == [joined["id"]]
+
+
 SERVED_OUTSIDE_THE_SPEC = {("GET", "/openapi.json"), ("GET", "/docs")}
 """Routes of the package's Swagger UI and spec, which the spec does not describe."""
 

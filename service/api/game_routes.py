@@ -236,8 +236,10 @@ MOVE_BODY = {
     "content": {
         "application/json": {
             "schema": {"$ref": "#/components/schemas/Move"},
+            # what /docs "Try it out" sends: valid at the start of any turn. One
+            # example only: OpenAPI 3.0 forbids `example` beside `examples`, so each
+            # move type's example is on its own schema (DrawMove, DiscardMove...).
             "example": MOVE_EXAMPLES["draw"],
-            "examples": {kind: {"value": body} for kind, body in MOVE_EXAMPLES.items()},
         }
     },
 }
@@ -279,20 +281,27 @@ class Moves(MethodView):
         return handlers.make_move(game_id)
 
 
-EVENTS_200 = {
-    "description": "The events: a page (JSON), or a stream (SSE, NDJSON)",
-    "content": {
-        streams.JSON: {"schema": {"$ref": "#/components/schemas/EventsOut"}},
-        streams.SSE: {
-            "schema": {"type": "string"},
-            "example": 'retry: 2000\n\nid: 8\nevent: drew\ndata: {"seq":8,"type":"drew",'
-            '"seat":1,"source":"stock"}\n\n: keep-alive\n\n',
-        },
-        streams.NDJSON: {
-            "schema": {"type": "string"},
-            "example": '\n{"seq":8,"type":"drew","seat":1,"source":"stock"}\n\n',
-        },
+EVENT_STREAMS = {
+    streams.SSE: {
+        "schema": {"type": "string"},
+        "example": 'retry: 2000\n\nid: 8\nevent: drew\ndata: {"seq":8,"type":"drew",'
+        '"seat":1,"source":"stock"}\n\n: keep-alive\n\n',
     },
+    streams.NDJSON: {
+        "schema": {"type": "string"},
+        "example": '\n{"seq":8,"type":"drew","seat":1,"source":"stock"}\n\n',
+    },
+}
+"""The streams ``listEvents`` answers with when ``Accept`` asks for them."""
+
+EVENTS_200 = {
+    "description": "The events: a page (JSON). With `Accept: text/event-stream` or "
+    "`application/x-ndjson`, a stream instead (`x-streams`; docs/API.md)",
+    "content": {streams.JSON: {"schema": {"$ref": "#/components/schemas/EventsOut"}}},
+    # The streams are an extension, not `content`: generators type an answer as the
+    # union of its media types, so a generated client would read the JSON page as
+    # `EventsOut | string`. A stream is not something they can read anyway.
+    "x-streams": EVENT_STREAMS,
 }
 
 

@@ -42,17 +42,17 @@ def finalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
     return fixed
 
 
+NULL_OBJECT = {"type": "object", "nullable": True}
+
+
 def _nullable_refs(node: Any) -> Any:
     if isinstance(node, dict):
         any_of = node.get("anyOf")
-        if (
-            isinstance(any_of, list)
-            and len(any_of) == 2
-            and any_of[0] == {"type": "object", "nullable": True}
-            and set(any_of[1]) == {"$ref"}
-        ):
-            rest = {k: _nullable_refs(v) for k, v in node.items() if k != "anyOf"}
-            return {**rest, "allOf": [any_of[1]], "nullable": True}
+        if isinstance(any_of, list) and len(any_of) == 2 and NULL_OBJECT in any_of:
+            ref = any_of[1 - any_of.index(NULL_OBJECT)]  # first or last: apispec writes both
+            if set(ref) == {"$ref"}:
+                rest = {k: _nullable_refs(v) for k, v in node.items() if k != "anyOf"}
+                return {**rest, "allOf": [ref], "nullable": True}
         return {k: _nullable_refs(v) for k, v in node.items()}
     if isinstance(node, list):
         return [_nullable_refs(v) for v in node]

@@ -48,7 +48,8 @@ def deal_round(
 ) -> tuple[Round, list[Event]]:
     """Round ``index`` of ``game``'s schedule dealt by ``dealer`` from the shoe as
     ``shuffler`` shuffles it for that round, and the events of the deal (each
-    seat's hand seen by that seat only)."""
+    seat's hand seen by that seat only), ending with the ``turn`` of the round's
+    first player."""
     spec = game.rounds[index]
     n = game.num_players
     shoe = build_shoe(game.decks, game.options.jokers_per_deck)
@@ -76,4 +77,5 @@ def deal_round(
         )
     ]
     events += [Event("dealt", {"seat": s, "hand": [c.code for c in hands[s]]}, s) for s in range(n)]
+    events.append(Event("turn", {"seat": turn}))  # every turn has its event, the first too
     return rnd, events

@@ -236,8 +236,6 @@ def _round_before(record: GameRecord, events: Sequence[Event]) -> int | None:
 def _turn_seat(event: Event) -> int | None:
     if event.type == "turn":
         return int(event.data["seat"])
-    if event.type == "round_started":
-        return int(event.data["turn"])
     return None
 
 

@@ -26,6 +26,8 @@ def test_one_human_three_bots_one_request_per_human_move(client):
         response = game.move(0, choose(view))
         requests += 1
         assert response.status_code == 200, response.get_json()
+        # one change, with the bots' turns it set off (docs/API.md, "Versions")
+        assert response.get_json()["version"] == view["version"] + 1
         view = response.get_json()
     moves_by_human = sum(
         1

@@ -51,6 +51,12 @@ def test_first_dealer_from_seed_and_play_starts_left(n: int) -> None:
         assert started.data["dealer"] == rnd.dealer and started.data["turn"] == rnd.turn
         dealt = [e for e in events if e.type == "dealt"]
         assert [e.seat for e in dealt] == list(range(n))  # private to each seat
+        # the first turn has its own public event, after the deal, like every turn
+        assert (events[-1].type, events[-1].data, events[-1].is_public) == (
+            "turn",
+            {"seat": rnd.turn},
+            True,
+        )
         assert all(len(h) == 3 for h in rnd.hands) and len(rnd.discard) == 1
         total = len(build_shoe(state.game.decks, 0))
         assert len(rnd.stock) == total - 3 * n - 1
@@ -71,6 +77,9 @@ def test_deal_rotates_left_each_round() -> None:
         play(state, seat, "draw stock")
         events = state.apply(seat, Discard(rnd.hands[seat][-1]))
         assert "round_ended" in types(events)
+        if state.round is not None:  # the next round's first turn is told too
+            assert types(events)[-1] == "turn"
+            assert events[-1].data == {"seat": state.round.turn}
     assert state.status is Status.FINISHED and len(state.results) == 11
 
 

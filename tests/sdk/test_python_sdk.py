@@ -35,11 +35,23 @@ def readme_example(readme: str) -> str:
     return readme.split("```python\n", 1)[1].split("```", 1)[0]
 
 
+SDK_DOC = Path(__file__).resolve().parents[2] / "docs" / "SDK.md"
+
+
+def doc_examples(page: str) -> list[str]:
+    """Every ``python`` code block of ``page``."""
+    return [block.split("```", 1)[0] for block in page.split("```python\n")[1:]]
+
+
 @pytest.fixture(scope="module")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = python_client(tmp_path_factory.mktemp("py") / "three-thirteen-client")
     shutil.copyfile(PROGRAM, root / "play.py")
     (root / "readme_example.py").write_text(readme_example((root / "README.md").read_text()))
+    examples = doc_examples(SDK_DOC.read_text())
+    assert examples, "docs/SDK.md shows the Python client following a game and retrying"
+    for number, example in enumerate(examples):
+        (root / f"sdk_doc_{number}.py").write_text(example)
     return root
 
 
@@ -49,8 +61,10 @@ def test_the_program_has_no_casts_ignores_or_untyped_values() -> None:
     assert "type: ignore" not in source
 
 
-def test_the_program_and_the_readme_example_pass_mypy_strict(package: Path) -> None:
-    mypy = [sys.executable, "-m", "mypy", "--strict", "play.py", "readme_example.py"]
+def test_the_program_and_the_examples_pass_mypy_strict(package: Path) -> None:
+    """play.py, the package README's example and docs/SDK.md's Python blocks."""
+    docs = sorted(path.name for path in package.glob("sdk_doc_*.py"))
+    mypy = [sys.executable, "-m", "mypy", "--strict", "play.py", "readme_example.py", *docs]
     run(mypy, package, MYPYPATH=str(package))
 
 

@@ -2,7 +2,8 @@
 (openapi-typescript + openapi-fetch + typescript, pinned by
 sdk/typescript/package-lock.json), used by a program that compiles with
 ``tsc --strict`` without casts, ``any`` or non-null assertions and plays round 1
-of a game against a live service (tests/sdk/play.ts)."""
+of a game against a live service (tests/sdk/play.ts); the README's and
+docs/SDK.md's examples compile beside it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from sdk.build import NODE_MODULES, typescript_client
 from tests.sdk.conftest import escapes, run
 
 PROGRAM = Path(__file__).with_name("play.ts")
+SDK_DOC = Path(__file__).resolve().parents[2] / "docs" / "SDK.md"
 FORBIDDEN = {
     "an `as` cast": r"\bas\b",
     "any": r"\bany\b",
@@ -59,6 +61,10 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copyfile(PROGRAM, app / "src" / "play.ts")
     readme = (package / "README.md").read_text()  # its example compiles too
     (app / "src" / "readme.ts").write_text(readme.split("```ts\n", 1)[1].split("```", 1)[0])
+    examples = SDK_DOC.read_text().split("```ts\n")[1:]  # and docs/SDK.md's
+    assert examples, "docs/SDK.md shows the TypeScript client following a game and retrying"
+    for number, example in enumerate(examples):
+        (app / "src" / f"sdk_doc_{number}.ts").write_text(example.split("```", 1)[0])
     run([str(NODE_MODULES / ".bin" / "tsc"), "-p", ".", "--strict"], app)
     return app
 

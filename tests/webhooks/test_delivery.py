@@ -56,14 +56,26 @@ def play(client: FlaskClient, created: dict[str, Any], moves: int | None = None)
 
 
 def expected_turns(client: FlaskClient, game_id: str) -> list[tuple[int, int]]:
-    """``(seq, seat)`` of every turn of the game's event log (every seat is human)."""
+    """``(seq, seat)`` of every ``turn`` event of the game's event log, having checked
+    that every turn has one: in each round, the seats of its ``turn`` events are the
+    seats that drew (a turn begins with a draw), the first being the round's
+    ``round_started.turn``; only the round in play may have a turn not drawn yet."""
     events = client.get(f"/v1/games/{game_id}/events?after=0").get_json()["events"]
+    rounds: list[tuple[int, list[int], list[int]]] = []  # (first turn, turns, draws)
     turns = []
     for event in events:
-        if event["type"] == "turn":
+        if event["type"] == "round_started":
+            rounds.append((event["turn"], [], []))
+        elif event["type"] == "turn":
+            rounds[-1][1].append(event["seat"])
             turns.append((event["seq"], event["seat"]))
-        elif event["type"] == "round_started":
-            turns.append((event["seq"], event["turn"]))
+        elif event["type"] == "drew":
+            rounds[-1][2].append(event["seat"])
+    assert rounds
+    for index, (first, told, drew) in enumerate(rounds):
+        in_play = index == len(rounds) - 1 and events[-1]["type"] != "game_finished"
+        assert told[0] == first and told[: len(drew)] == drew
+        assert len(told) - len(drew) == (1 if in_play else 0)
     return turns
 
 
@@ -73,7 +85,7 @@ def verified(created: dict[str, Any], received: list[Received]) -> list[dict[str
     return [signer.verify(r.body, r.headers) for r in received]
 
 
-def test_every_turn_of_a_full_game_in_order_and_signed(
+def test_every_turn_of_a_full_game_in_order_signed_with_its_events_seq(
     hook_client: FlaskClient, receiver: WebhookReceiver, start_worker: Callable[..., DeliveryWorker]
 ):
     start_worker()

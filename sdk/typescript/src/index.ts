@@ -9,14 +9,14 @@ export type { components, operations, paths } from "./schema.js";
 /** Every named schema of the spec: `Schemas["PlayerView"]`, `Schemas["Move"]`... */
 export type Schemas = components["schemas"];
 
-/** The media types the client reads: JSON answers and problem details (the event
- * streams, text/event-stream and NDJSON, are read with EventSource or fetch). */
-export type JsonMedia = "application/json" | "application/problem+json";
-
-export type ThreeThirteenClient = Client<paths, JsonMedia>;
+/** An openapi-fetch client of the whole API: every answer typed by its operation's
+ * JSON (or problem) schema. The event streams (text/event-stream, NDJSON) are not in the
+ * operations' answers, so `GET /v1/games/{game_id}/events` reads as `EventsOut`; follow
+ * a stream with EventSource or fetch (docs/SDK.md). */
+export type ThreeThirteenClient = Client<paths>;
 
 /** A client of the service at `baseUrl`; with `token`, it acts for that seat. */
 export function createClient(baseUrl: string, token?: string): ThreeThirteenClient {
   const headers: Record<string, string> = token === undefined ? {} : { Authorization: `Bearer ${token}` };
-  return createFetchClient<paths, JsonMedia>({ baseUrl, headers });
+  return createFetchClient<paths>({ baseUrl, headers });
 }

@@ -229,7 +229,7 @@ EVENT_DESCRIPTION = """One event of a game, discriminated by `type`:
 | `laid_down` | lay-off variant: a final-turn hand laid down, laid off and scored |
 | `go_out_refused` | an invalid claim to go out cost `penalty` points |
 | `go_out_claim` | private: the claim that was refused, as the move sent |
-| `turn` | it is `seat`'s turn |
+| `turn` | it is `seat`'s turn: every turn has one, a round's first too (after `dealt`) |
 | `round_ended` | the round's `result` (every hand scored) and the `totals` |
 | `game_finished` | the `winners` and the final `totals` |
 | `autopilot_on` | a bot (`level`) plays the seat (`reason`: the player asked, or missed turns) |

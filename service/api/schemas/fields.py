@@ -165,15 +165,21 @@ def component_property(converter: Any, field: fields.Field[Any], **kwargs: Any) 
 
 
 def register_union(
-    spec: APISpec, name: str, members: Mapping[str, type[Schema]], description: str
+    spec: APISpec,
+    name: str,
+    members: Mapping[str, type[Schema]],
+    description: str,
+    examples: Mapping[str, Any] | None = None,
 ) -> None:
     """Add ``members`` (by their ``type``) and ``name``, their ``oneOf``, to the
     spec's components, with the discriminator's explicit mapping: what generated
     clients need to tell the members apart (and a member sent back unchanged
-    is a valid body of any operation taking the union)."""
+    is a valid body of any operation taking the union). ``examples`` (by
+    ``type``): the ``example`` of each member's schema."""
     refs = {}
     for kind, schema in members.items():
-        spec.components.schema(schema.__name__, schema=schema)
+        example = {} if examples is None else {"example": examples[kind]}
+        spec.components.schema(schema.__name__, example, schema=schema)
         refs[kind] = f"#/components/schemas/{schema.__name__}"
     union = {
         "description": description,

@@ -71,6 +71,7 @@ def register_spec(spec: APISpec) -> None:
         {kind: type(schema) for kind, schema in MOVE_SCHEMAS.items()},
         "One move, discriminated by `type`: any item of a view's `legal_moves` is one, "
         "to be posted back as it is.",
+        MOVE_EXAMPLES,
     )
 
 

@@ -126,7 +126,11 @@ class RematchLinkOut(Schema):
 
 class GameView(Schema):
     id = fields.String(required=True)
-    version = _required_int("Also the ETag")
+    version = _required_int(
+        "Counts the game's changes (also the ETag): each write adds one, however many "
+        "events it makes: a move and the bots' turns it sets off are one change; "
+        "overdue turns the timer plays are one change of their own"
+    )
     status = game_status(required=True)
     ruleset = fields.String(required=True)
     listed = fields.Boolean(
@@ -153,4 +157,12 @@ class PlayerView(GameView):
         required=True,
         metadata={"description": "Every legal move; post any of them back as it is"},
     )
-    arrangement = fields.Nested(ArrangementOut, required=True, allow_none=True)
+    arrangement = fields.Nested(
+        ArrangementOut,
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The best arrangement of `hand`; null while the seat holds no "
+            "hand (before round 1 is dealt, once the game has ended)"
+        },
+    )
