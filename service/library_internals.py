@@ -78,16 +78,17 @@ class ConnectHook:
         return attempt()
 
 
-def write_gunicorn_errors_with(write: Callable[[Any, int, str, str], None]) -> None:
+def write_gunicorn_errors_with(write: Callable[[socket.socket, int, str, str], None]) -> None:
     """Make gunicorn write its own error answers (400, 414, ...) with ``write(sock,
     status, reason, message)``: it has no public hook for them, only this
     function of its ``util`` module, which ``Worker.handle_error`` calls."""
     from gunicorn import util
 
-    util.write_error = write
+    # replacing a module-level def, which mypy treats as not assignable
+    util.write_error = write  # type: ignore[assignment]
 
 
-def write_on_worker_socket(sock: Any, data: bytes) -> None:
+def write_on_worker_socket(sock: socket.socket, data: bytes) -> None:
     """Write ``data`` whole on a gunicorn worker's client socket, as gunicorn does."""
     from gunicorn import util
 
