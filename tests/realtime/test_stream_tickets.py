@@ -169,8 +169,10 @@ def test_a_ticket_is_refused_once_its_seat_changed_hands(client: FlaskClient, me
     game = create_game(client, [{"name": "ann"}], seats=3)
     joined = client.post(f"/v1/games/{game.id}/players", json={"name": "bob", "seat": 1})
     bob = joined.get_json()["token"]
-    ticket = _ticket_of(client, game.id, bob)
-    assert _events_with(client, game.id, ticket).status_code == 200
+    ticket, later = _ticket_of(client, game.id, bob), _ticket_of(client, game.id, bob)
+    working = _events_with(client, game.id, _ticket_of(client, game.id, bob), media)
+    assert working.status_code == 200
+    working.close()
     unknown = _events_with(client, game.id, "B" * 32, media).get_json()
 
     left = client.delete(f"/v1/games/{game.id}/seat", headers={"Authorization": f"Bearer {bob}"})
@@ -184,7 +186,7 @@ def test_a_ticket_is_refused_once_its_seat_changed_hands(client: FlaskClient, me
         answer = client.post(f"/v1/games/{game.id}/players", json={"name": name, "seat": seat})
         assert answer.status_code == 201, answer.get_json()
     assert game.public()["status"] == "playing"
-    taken = _events_with(client, game.id, ticket, media)
+    taken = _events_with(client, game.id, later, media)
     assert taken.status_code == 401
     assert _problem(taken.get_json()) == _problem(unknown)
     assert b"dealt" not in taken.data
