@@ -36,6 +36,7 @@ def test_defaults() -> None:
         60,
     )
     assert cfg.body_timeout_seconds == 10
+    assert (cfg.stream_ticket_seconds, cfg.sse_heartbeat_seconds) == (120, 15)
     assert 1 <= cfg.web_concurrency <= 4
 
 
@@ -80,6 +81,8 @@ def test_values_are_parsed() -> None:
         ("REDIS_TIMEOUT_SECONDS", "nan"),
         ("GUNICORN_WORKER_CONNECTIONS", "0"),
         ("BODY_TIMEOUT_SECONDS", "0"),
+        ("STREAM_TICKET_SECONDS", "29"),  # under two heartbeats (15 s): an open stream's
+        # ticket would lapse before the stream renews it
     ],
 )
 def test_bad_values_name_the_variable(name: str, value: str) -> None:
