@@ -36,6 +36,7 @@ def test_defaults() -> None:
         60,
     )
     assert cfg.body_timeout_seconds == 10
+    assert (cfg.stream_ticket_seconds, cfg.sse_heartbeat_seconds) == (120, 15)
     assert 1 <= cfg.web_concurrency <= 4
 
 
@@ -80,6 +81,8 @@ def test_values_are_parsed() -> None:
         ("REDIS_TIMEOUT_SECONDS", "nan"),
         ("GUNICORN_WORKER_CONNECTIONS", "0"),
         ("BODY_TIMEOUT_SECONDS", "0"),
+        ("STREAM_TICKET_SECONDS", "29"),  # under two heartbeats (15 s): an open stream's
+        # ticket would lapse before the stream renews it
     ],
 )
 def test_bad_values_name_the_variable(name: str, value: str) -> None:
@@ -171,7 +174,12 @@ def test_access_log_line_is_typed_json_without_secrets() -> None:
     assert line["time"] == timestamp(1_800_000_000)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", line["time"])
     assert isinstance(line["pid"], int)
-    for query, logged in [("ticket=abc", "ticket=<redacted>"), ("noticket=abc", "noticket=abc")]:
+    for query, logged in [
+        ("ticket=abc", "ticket=<redacted>"),
+        ("noticket=abc", "noticket=abc"),
+        ("%74icket=abc&after=1", "%74icket=<redacted>&after=1"),  # the app reads it as ticket
+        ("ticket=a&T%49CKET=b&t%69cket=c", "ticket=<redacted>&T%49CKET=b&t%69cket=<redacted>"),
+    ]:
         environ["QUERY_STRING"] = query
         assert json.loads(access_line(environ, 200, 5, [], 0, 0))["query"] == logged
 
