@@ -22,10 +22,12 @@ from service.api import (
     webhook_routes,
 )
 from service.api.context import Services
+from service.api.cors import Cors, CorsPolicy
 from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
 from service.api.schemas import events, headers, moves, options, outputs
 from service.api.schemas.fields import component_property
+from service.api.spec import finalize_spec
 from service.config import Config
 from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore
@@ -123,6 +125,11 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     metrics.install(app)
     if rate_limits is not None:
         limits.install(app, rate_limits)
+    cors = None
+    if config.cors_origins:  # what a page may send and read: what the routes and spec say
+        spec = finalize_spec(api.spec.to_dict())
+        app.extensions["t13_spec_dict"] = spec  # served as /openapi.json
+        cors = Cors(config.cors_origins, CorsPolicy.derive(app.url_map, spec))
 
     # Each layer is kept as its bound ``__call__``: calling a bound method stays in
     # the interpreter's loop, calling an instance recurses in C, and the greenlet of
@@ -130,7 +137,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     if config.fast_lane:
         app.wsgi_app = FastLane(app.wsgi_app, services).__call__  # type: ignore[method-assign]
     app.wsgi_app = Middleware(  # type: ignore[method-assign]
-        app.wsgi_app, config.cors_origins, config.redis_timeout_seconds, config.max_body_bytes
+        app.wsgi_app, cors, config.redis_timeout_seconds, config.max_body_bytes
     ).__call__
     if config.trusted_proxy_hops:
         # Outermost: REMOTE_ADDR is the client's before anything (limits, logs) reads it;

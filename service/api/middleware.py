@@ -1,5 +1,5 @@
 """What every response gets, done once at the WSGI level: a request id, the
-security headers, CORS (when configured), the request metrics, and the
+security headers, CORS (when configured: :mod:`service.api.cors`), the request metrics, and the
 request's Redis budget (``REDIS_TIMEOUT_SECONDS``, :mod:`service.store.budget`);
 and what every request gets: a body of known length, at most ``MAX_BODY_BYTES``.
 
@@ -24,6 +24,7 @@ from typing import Any
 
 from service.api import metrics
 from service.api.context import CURRENT_CALL
+from service.api.cors import Cors
 from service.api.problems import problem
 from service.logs import CURRENT_REQUEST, REQUEST_ID_KEY
 from service.store.budget import close_budget, open_budget
@@ -42,9 +43,6 @@ DOCS_CSP = (
     "default-src 'self'; img-src 'self' data:; "
     "style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'",
 )
-CORS_ALLOW_HEADERS = "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key"
-CORS_EXPOSE_HEADERS = "ETag, Location, Retry-After, X-Request-ID, Idempotent-Replayed"
-CORS_ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 
 StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -75,27 +73,16 @@ class Middleware:
     def __init__(
         self,
         app: WSGIApp,
-        cors_origins: tuple[str, ...] = (),
+        cors: Cors | None = None,
         redis_timeout: float = 2.0,
         max_body: int | None = None,
     ) -> None:
         self.app = app
         self.redis_timeout = redis_timeout
         self.max_body = max_body
-        self.cors_origins = frozenset(cors_origins)
+        self.cors = cors
         self.api_headers = [*SECURITY_HEADERS, API_CSP]
         self.docs_headers = [*SECURITY_HEADERS, DOCS_CSP]
-
-    def _cors(self, origin: str | None) -> list[tuple[str, str]]:
-        if not origin or not (origin in self.cors_origins or "*" in self.cors_origins):
-            return []
-        return [
-            ("Access-Control-Allow-Origin", origin),
-            ("Vary", "Origin"),
-            ("Access-Control-Allow-Headers", CORS_ALLOW_HEADERS),
-            ("Access-Control-Allow-Methods", CORS_ALLOW_METHODS),
-            ("Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS),
-        ]
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         started = time.perf_counter()
@@ -105,8 +92,8 @@ class Middleware:
         environ[REQUEST_ID_KEY] = request_id
         docs = environ.get("PATH_INFO", "").startswith("/docs")
         extra = [("X-Request-ID", request_id), *(self.docs_headers if docs else self.api_headers)]
-        if self.cors_origins:
-            extra += self._cors(environ.get("HTTP_ORIGIN"))
+        if self.cors is not None:
+            extra += self.cors.headers(environ)
         start = Starter(start_response, extra)
         bound = CURRENT_REQUEST.set(environ)
         bound_call = CURRENT_CALL.set(None)  # made by the fast lane or on first use
