@@ -13,6 +13,8 @@ preflights), and the browser's console must hold no CORS refusal.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -174,6 +176,7 @@ def test_lobby_paged_by_link_and_a_listed_seat_joined_renamed_and_left(
         {key: event[key] for key in ("type", "seat", "name", "previous") if key in event}
         for event in server_events(api, target)
         if event["type"] in ("player_joined", "player_renamed", "player_left")
+        and event["seat"] == seat
     ]
     assert seen == [
         {"type": "player_joined", "seat": seat, "name": "You"},
@@ -189,7 +192,7 @@ def test_lobby_paged_by_link_and_a_listed_seat_joined_renamed_and_left(
 
 @pytest.mark.timeout(900)
 def test_a_whole_game_against_a_bot_across_an_instance_restart(
-    browser: webdriver.Chrome, api: GunicornServer, site: StaticServer
+    browser: webdriver.Chrome, api: GunicornServer, site: StaticServer, redis_server: RedisServer
 ) -> None:
     started = time.monotonic()
     page = Page(browser, site, api)
@@ -202,6 +205,24 @@ def test_a_whole_game_against_a_bot_across_an_instance_restart(
     before = page.record()["notModified"]
     page.click("refresh")
     page.until(f"window.record.notModified > {before} && !game.busy", "a 304 to If-None-Match")
+
+    # A move clicked while Redis stalls: answered 503 with Retry-After, sent again
+    # with the same Idempotency-Key until it holds, made once.
+    moves_before = len(page.record()["moves"])
+    assert redis_server.pid is not None
+    os.kill(redis_server.pid, signal.SIGSTOP)  # its sockets accept, nothing answers
+    try:
+        browser.find_element(By.CSS_SELECTOR, "#moves button").click()
+        page.until(
+            "window.record.retries.some((r) => r.status === 503 && r.path.endsWith('/moves'))",
+            "a move answered 503 and sent again",
+        )
+    finally:
+        os.kill(redis_server.pid, signal.SIGCONT)
+    page.until(f"window.record.moves.length === {moves_before + 1}", "the stalled move made")
+    stalled = page.record()["moves"][-1]
+    assert stalled["status"] == 200, stalled
+    page.until(idle_on_my_turn, "our turn again")
 
     # A few rounds' moves, then stop on our turn with every event seen.
     page.click("autoplay")
@@ -243,7 +264,8 @@ def test_a_whole_game_against_a_bot_across_an_instance_restart(
     moves = record["moves"]
     assert all(move["status"] == 200 for move in moves), moves
     assert len({move["key"] for move in moves}) == len(moves)
-    assert all(retry["key"] for retry in record["retries"] if "/moves" in retry["path"])
+    retried = {retry["key"] for retry in record["retries"] if retry["path"].endswith("/moves")}
+    assert stalled["key"] in retried and retried <= {move["key"] for move in moves}
 
     # No CORS refusal; moves preflighted once, not once each (Access-Control-Max-Age).
     assert page.cors_failures() == []
@@ -253,7 +275,8 @@ def test_a_whole_game_against_a_bot_across_an_instance_restart(
     print(
         f"\nbrowser game: {len(moves)} moves, {posts} POSTs, {preflights} OPTIONS on /moves, "
         f"{record['notModified']} views 304, {len(seen)} events, {record['reconnects']} "
-        f"reconnects, {time.monotonic() - started:.1f} s"
+        f"reconnects, stalled move replayed: {stalled['replayed']}, "
+        f"{time.monotonic() - started:.1f} s"
     )
     assert posts >= len(moves)
     assert preflights <= 2, f"{preflights} preflights for {posts} moves"
