@@ -185,6 +185,15 @@ def test_lobby_paged_by_link_and_a_listed_seat_joined_renamed_and_left(
     ]
     view = requests.get(f"{api.url}/v1/games/{target}", timeout=30).json()
     assert view["status"] == "waiting" and view["players"][seat]["name"] is None
+    # Last-Event-ID from fetch, as a fetch-based SSE client resumes (EventSource's
+    # own reconnect got through even when the preflight did not allow it).
+    status = browser.execute_async_script(
+        """const [url, done] = arguments;
+        fetch(url, {headers: {"Last-Event-ID": "1"}})
+          .then((answer) => done(answer.status), (error) => done(String(error)));""",
+        f"{api.url}/v1/games/{target}/events?wait=0",
+    )
+    assert status == 200
     assert page.cors_failures() == []
     preflights = [e for e in access_log(api) if e["method"] == "OPTIONS"]
     assert preflights and all(e["status"] in (200, 204) for e in preflights), preflights
