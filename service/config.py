@@ -76,8 +76,9 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar(
         "STREAM_TICKET_SECONDS",
-        "30",
-        "How long a stream ticket (`POST /v1/games/{id}/stream-tickets`) may wait for its one use.",
+        "120",
+        "How long a stream ticket (`POST /v1/games/{id}/stream-tickets`) stays valid after its "
+        "issue or last use (an open stream renews it); at least twice `SSE_HEARTBEAT_SECONDS`.",
     ),
     EnvVar("LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING, ERROR or CRITICAL."),
     EnvVar("MAX_BODY_BYTES", "65536", "Largest request body accepted (413 beyond)."),
@@ -252,7 +253,7 @@ class Config:
     idempotency_ttl_seconds: int = 86400
     long_poll_max_seconds: int = 30
     sse_heartbeat_seconds: float = 15.0
-    stream_ticket_seconds: int = 30
+    stream_ticket_seconds: int = 120
     log_level: str = "INFO"
     max_body_bytes: int = 65536
     rate_limits_enabled: bool = True
@@ -302,7 +303,7 @@ class Config:
         if redis_cluster and redis_url is None:
             raise ValueError("REDIS_CLUSTER: set REDIS_URL to a cluster node as well")
         workers = env.raw("WEB_CONCURRENCY")
-        return cls(
+        config = cls(
             redis_url=redis_url,
             redis_cluster=redis_cluster,
             redis_timeout_seconds=env.seconds("REDIS_TIMEOUT_SECONDS", minimum=0.1, maximum=60),
@@ -349,6 +350,10 @@ class Config:
             body_timeout_seconds=env.integer("BODY_TIMEOUT_SECONDS", minimum=1, maximum=600),
             gunicorn_timeout=env.integer("GUNICORN_TIMEOUT", minimum=1),
         )
+        if config.stream_ticket_seconds < 2 * config.sse_heartbeat_seconds:
+            # an open stream renews its ticket at a heartbeat past half the ticket's life
+            raise ValueError("STREAM_TICKET_SECONDS: at least twice SSE_HEARTBEAT_SECONDS")
+        return config
 
 
 def env_table_markdown() -> str:

@@ -8,6 +8,7 @@ from service.api.problems import ApiError
 from service.hosting.record import GameRecord
 
 NO_TOKEN = "send Authorization: Bearer <token> for your seat"
+NOT_SEATED = "this token does not hold a seat in this game"
 
 
 def bearer_token(current: Call | None = None) -> str | None:
@@ -40,5 +41,5 @@ def require_seat(record: GameRecord) -> int:
     """The seat proven by the request's bearer token, or 401."""
     seat = record.seat_for_token(require_token())
     if seat is None:
-        raise unauthorized("this token does not hold a seat in this game")
+        raise unauthorized(NOT_SEATED)
     return seat

@@ -19,6 +19,8 @@ from service.api.responses import json_response
 from service.api.schemas.fields import QueryInteger, QueryNumber
 from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS, TICKET_PATTERN
 
+TICKET_REFUSED = "this stream ticket is unknown, expired, or its seat changed hands"
+
 PLAIN_KEY = "t13.plain_follow"
 """Where the fast lane keeps a plain request's ``(media, after, wait, ticket)`` in its environ."""
 
@@ -89,7 +91,7 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
         if wait <= 0:
             found, cursor, _deadline = store().events(game_id, after, seat)
             return _events_page(found, cursor)
-    follower = streams.Follower(game_id, seat, after, media)
+    follower = streams.Follower(game_id, seat, after, media, ticket)
     try:
         found = follower.read()  # what is there now (a missing game: 404)
         if media != streams.JSON:
@@ -113,10 +115,21 @@ def _proven_seat(game_id: str, ticket: str | None) -> int | None:
     """The seat a stream ticket or the bearer token proves (401 if it proves none),
     or None for a spectator."""
     if ticket is not None:
-        seat = store().redeem_ticket(game_id, ticket)
-        if seat is None:
-            raise unauthorized("this stream ticket is unknown, used or expired")
-        return seat
+        return _ticket_seat(game_id, ticket)
     if bearer_token() is None:
         return None
     return handlers.proven_seat(game_id)
+
+
+def _ticket_seat(game_id: str, ticket: str) -> int:
+    """The seat ``ticket`` stands for, if the token that took it holds that seat
+    still (its life renewed); else 401, and a ticket whose seat changed hands is
+    forgotten."""
+    config = services().config
+    found = store().open_ticket(game_id, ticket, config.stream_ticket_seconds)
+    if found is not None:
+        seat, holder = found
+        if handlers.seat_held_by(game_id, holder) == seat:
+            return seat
+        store().void_ticket(game_id, ticket)
+    raise unauthorized(TICKET_REFUSED)

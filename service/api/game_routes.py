@@ -26,7 +26,7 @@ from service.api.schemas.moves import MOVE_EXAMPLES
 from service.api.writes import ChangeOutcome, change, create_game, current
 from service.hosting import seating, webhooks
 from service.hosting.record import GameRecord
-from service.hosting.tokens import keyed_game_id, new_game_id
+from service.hosting.tokens import hash_token, keyed_game_id, new_game_id
 from service.store import GameExists, IdempotentReplay
 
 blp = Blueprint(
@@ -330,15 +330,18 @@ class StreamTickets(MethodView):
     def post(self, game_id: str) -> Response:
         """Get a stream ticket
 
-        A single-use ticket proving your seat for `GET /v1/games/{id}/events?ticket=...`,
+        A ticket proving your seat for `GET /v1/games/{id}/events?ticket=...`,
         for clients that cannot send an `Authorization` header (a browser's
-        `EventSource`): your token stays out of URLs and logs. It is valid for
-        one stream opened within `expires_in` seconds.
+        `EventSource`): your token stays out of URLs and logs. It opens your
+        seat's stream of this game as often as asked (the browser's own
+        reconnects included) while your token holds the seat: within
+        `expires_in` seconds of its issue or of its last use, and an open
+        stream renews it. It is refused (401) once the seat changed hands.
         """
-        require_token()
+        token = require_token()
         _version, record = current(game_id)
         seat = require_seat(record)
         ticket = secrets.token_urlsafe(TICKET_BYTES)
         seconds = services().config.stream_ticket_seconds
-        store().issue_ticket(game_id, ticket, seat, seconds)
+        store().issue_ticket(game_id, ticket, seat, hash_token(token), seconds)
         return json_response({"ticket": ticket, "expires_in": seconds}, 201)

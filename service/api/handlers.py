@@ -15,7 +15,7 @@ import orjson
 from flask import Response
 
 from service.api import metrics
-from service.api.auth import bearer_token, require_seat, require_token
+from service.api.auth import NOT_SEATED, bearer_token, require_seat, require_token, unauthorized
 from service.api.conditional import not_modified
 from service.api.context import call, store
 from service.api.media import require_json
@@ -66,7 +66,9 @@ def player_view(game_id: str) -> Response:
     Read without the document when both were saved with the last change and no
     turn is overdue; anything else -- no or another token (401), an overdue
     turn -- takes the document's way, which gives the same answers."""
-    (version, _deadline, public, results, _parts), part = _saved_seat_part(game_id, bearer_token())
+    token = bearer_token()
+    found, part = _saved_seat_part(game_id, None if token is None else hash_token(token))
+    version, _deadline, public, results, _parts = found
     if part is None:
         return _player_view_from_document(game_id)
     unchanged = not_modified(version)
@@ -77,29 +79,38 @@ def player_view(game_id: str) -> Response:
 
 
 def proven_seat(game_id: str) -> int:
-    """The seat the request's bearer token holds in ``game_id`` (401 if none), from
-    the seats' parts saved with the last change when they hold it (no document
-    read), else from the game's record (which also plays an overdue turn)."""
-    _found, part = _saved_seat_part(game_id, require_token())
+    """The seat the request's bearer token holds in ``game_id`` (401 if none)."""
+    seat = seat_held_by(game_id, hash_token(require_token()))
+    if seat is None:
+        raise unauthorized(NOT_SEATED)
+    return seat
+
+
+def seat_held_by(game_id: str, holder: str) -> int | None:
+    """The seat the token whose hash is ``holder`` holds in ``game_id`` now (None if
+    none), from the seats' parts saved with the last change when they hold it (no
+    document read), else from the game's record (which also plays an overdue turn)."""
+    _found, part = _saved_seat_part(game_id, holder)
     if part is not None:
         return int(orjson.loads(part)["seat"])
     _version, record = current(game_id)
-    return require_seat(record)
+    return record.seat_for_holder(holder)
 
 
 def _saved_seat_part(
-    game_id: str, token: str | None
+    game_id: str, holder: str | None
 ) -> tuple[tuple[int, float | None, bytes, bytes | None, bytes], bytes | None]:
     """What :meth:`GameStore.load_seat_view` read (404 without a game), and the part
-    of ``token``'s seat saved with the last change: None when there is none for
-    it, or a turn is overdue (then the document must be read)."""
+    of the seat of the token whose hash is ``holder`` saved with the last change:
+    None when there is none for it, or a turn is overdue (then the document must
+    be read)."""
     found = store().load_seat_view(game_id)
     if found is None:
         raise GameNotFound(game_id)
     version, deadline, _public, _results, parts = found
     part = None
-    if parts and token and (deadline is None or time.time() < deadline):
-        part = seat_part_for(parts, version, hash_token(token))
+    if parts and holder and (deadline is None or time.time() < deadline):
+        part = seat_part_for(parts, version, holder)
     return found, part
 
 

@@ -91,15 +91,21 @@ class Follower:
         "_first",
         "_ending",
         "_behind",
+        "_ticket",
+        "_renew_at",
         "cursor",
         "deadline",
     )
 
-    def __init__(self, game_id: str, seat: int | None, after: int, media: str) -> None:
+    def __init__(
+        self, game_id: str, seat: int | None, after: int, media: str, ticket: str | None = None
+    ) -> None:
         self._call = call()
         self._game_id = game_id
         self._seat = seat
         self._media = media
+        self._ticket = ticket  # renewed while its stream is open: see _keep_ticket
+        self._renew_at = time.monotonic() + self._call.services.config.stream_ticket_seconds / 2
         self._first: list[tuple[int, bytes]] | None = None
         self._ending: bytes | None = None
         self._behind = False
@@ -213,6 +219,8 @@ class Follower:
         ending = STOPPING
         try:
             events = self.next_batch(self._call.services.config.sse_heartbeat_seconds)
+            if self._ticket is not None:
+                self._keep_ticket()
             if events:
                 return sse_frames(events) if sse else ndjson_lines(events)
             if events is not None:
@@ -225,6 +233,20 @@ class Follower:
         if sse:
             return self._ending
         raise StopIteration
+
+    def _keep_ticket(self) -> None:
+        """Renew the stream ticket this stream was opened with, at the first
+        heartbeat past half its life (``STREAM_TICKET_SECONDS`` is at least two
+        heartbeats): a ticket stays valid while a stream it opened is open, and
+        for half its life or more after, so that the browser's own reconnect
+        (the same URL, after an instance stopped or the network broke) is let in
+        however long the stream lasted."""
+        now = time.monotonic()
+        if now < self._renew_at or self._ticket is None:
+            return
+        seconds = self._call.services.config.stream_ticket_seconds
+        self._call.services.store.renew_ticket(self._game_id, self._ticket, seconds)
+        self._renew_at = now + seconds / 2
 
 
 def event_json(seq: int, raw: bytes) -> tuple[dict[str, Any], bytes]:

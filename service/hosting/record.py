@@ -239,7 +239,10 @@ class GameRecord:
 
     def seat_for_token(self, token: str) -> int | None:
         """The seat this bearer token proves, compared in constant time."""
-        digest = hash_token(token)
+        return self.seat_for_holder(hash_token(token))
+
+    def seat_for_holder(self, digest: str) -> int | None:
+        """The seat the token whose hash is ``digest`` proves, compared in constant time."""
         found = None
         for seat in self.seats:
             if seat.token_hash is not None and hmac.compare_digest(seat.token_hash, digest):

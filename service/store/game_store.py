@@ -36,6 +36,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from service.config import Config
 from service.store import budget, keys
 from service.store.client import RedisClient, connect, subscribers, translate_errors
@@ -349,18 +351,37 @@ class GameStore:
         self._ensure_connected()
         return self._wakeups.watch(game_id)
 
-    def issue_ticket(self, game_id: str, ticket: str, seat: int, ttl_seconds: int) -> None:
-        """Remember that ``ticket`` proves ``seat`` of ``game_id`` for ``ttl_seconds``, for
-        one :meth:`redeem_ticket` (Redis keeps a hash of it, never the ticket)."""
+    def issue_ticket(
+        self, game_id: str, ticket: str, seat: int, holder: str, ttl_seconds: int
+    ) -> None:
+        """Remember that ``ticket`` stands for ``seat`` of ``game_id`` as held by the
+        token whose hash is ``holder``, for ``ttl_seconds`` (Redis keeps a hash of the
+        ticket, never the ticket)."""
+        value = orjson.dumps({"v": 1, "seat": seat, "holder": holder})
         with translate_errors():
-            self.client.set(keys.ticket_key(game_id, ticket), seat, ex=ttl_seconds)
+            self.client.set(keys.ticket_key(game_id, ticket), value, ex=ttl_seconds)
 
-    def redeem_ticket(self, game_id: str, ticket: str) -> int | None:
-        """The seat ``ticket`` proves in ``game_id``, forgetting the ticket; None if it
-        is unknown, used already or expired."""
+    def open_ticket(self, game_id: str, ticket: str, ttl_seconds: int) -> tuple[int, str] | None:
+        """``(seat, holder)`` of ``ticket`` in ``game_id``, its life renewed to
+        ``ttl_seconds``; None if it is unknown or expired."""
         with translate_errors():
-            seat = self.client.getdel(keys.ticket_key(game_id, ticket))
-        return None if seat is None else int(seat)
+            value = self.client.getex(keys.ticket_key(game_id, ticket), ex=ttl_seconds)
+        if value is None:
+            return None
+        data = orjson.loads(value)
+        if not isinstance(data, dict):  # a bare seat number, as tickets were: no holder to check
+            return None
+        return int(data["seat"]), str(data["holder"])
+
+    def renew_ticket(self, game_id: str, ticket: str, ttl_seconds: int) -> None:
+        """Renew ``ticket``'s life to ``ttl_seconds`` (if it is still there)."""
+        with translate_errors():
+            self.client.expire(keys.ticket_key(game_id, ticket), ttl_seconds)
+
+    def void_ticket(self, game_id: str, ticket: str) -> None:
+        """Forget ``ticket``."""
+        with translate_errors():
+            self.client.delete(keys.ticket_key(game_id, ticket))
 
     def waiting(self) -> int:
         """How many waiters of this process are watching a game now."""

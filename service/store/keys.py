@@ -69,7 +69,8 @@ SLOTS = 16384
 """Hash slots of Redis Cluster."""
 
 TICKET = "ticket"
-"""String ``t13:{id}:ticket:<hash>``: the seat a stream ticket proves, until its one use."""
+"""String ``t13:{id}:ticket:<hash>``: the seat a stream ticket proves and the hash of the
+token that held it then (JSON), until it expires."""
 
 
 def ticket_key(game_id: str, ticket: str) -> str:

@@ -4,9 +4,8 @@ tickets, heartbeats, resuming with Last-Event-ID across a restart, bad input."""
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -14,9 +13,9 @@ import requests
 
 from harness.gunicorn_server import GunicornServer
 from harness.live_game import LiveGame
-from harness.sse import Frame, frames, lines
+from harness.sse import lines
+from tests.realtime.followers import SSE, Follower, last_seq
 
-SSE = {"Accept": "text/event-stream"}
 HEARTBEAT = 0.3
 
 
@@ -32,65 +31,12 @@ def server(gunicorn: Callable[[Mapping[str, str]], GunicornServer], redis_url: s
     )
 
 
-class Follower:
-    """Reads a stream on a thread of its own, keeping every frame it gets."""
-
-    def __init__(self, url: str, headers: dict[str, str], params: Any = None) -> None:
-        self.response = requests.get(url, headers=headers, params=params, stream=True, timeout=30)
-        self.frames: list[Frame] = []
-        self.ended = threading.Event()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        try:
-            for frame in frames(self.response):
-                self.frames.append(frame)
-        except (requests.RequestException, AttributeError, ValueError):
-            pass  # closed by the test (urllib3 then finds its socket gone)
-        finally:
-            self.ended.set()
-
-    def events(self) -> list[dict[str, Any]]:
-        return [frame.json() for frame in self.frames if frame.kind == "event"]
-
-    def wait_for(self, seq: int, timeout: float = 10) -> None:
-        """Until an event with ``seq`` or more arrived."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if any(e["seq"] >= seq for e in self.events()):
-                return
-            time.sleep(0.02)
-        raise AssertionError(f"no event {seq} within {timeout} s: {self.events()[-3:]}")
-
-    def close(self) -> None:
-        self.response.close()
-
-
-@pytest.fixture
-def follow() -> Iterator[Callable[..., Follower]]:
-    opened: list[Follower] = []
-
-    def start(url: str, headers: dict[str, str], params: Any = None) -> Follower:
-        follower = Follower(url, headers, params)
-        opened.append(follower)
-        return follower
-
-    yield start
-    for follower in opened:
-        follower.close()
-
-
 def ticket(game: LiveGame, seat: int) -> str:
     answer = requests.post(game.url("/stream-tickets"), headers=game.auth(seat), timeout=10)
     assert answer.status_code == 201, answer.text
     body = answer.json()
     assert body["expires_in"] == 2
     return body["ticket"]  # type: ignore[no-any-return]
-
-
-def last_seq(game: LiveGame) -> int:
-    return max(e["seq"] for e in game.events(0) + game.events(1))
 
 
 def test_each_stream_gets_each_of_its_events_once_and_private_ones_only_for_its_seat(
@@ -168,43 +114,6 @@ def test_a_stream_resumes_with_last_event_id_on_another_instance_after_a_stop(
     after.wait_for(everything[-1]["seq"])
     assert before.events() + after.events() == everything
     assert first.wait(timeout=15) == 0
-
-
-def test_tickets_are_single_use_short_lived_and_for_one_game(server: GunicornServer):
-    game, other = LiveGame.create(server.url), LiveGame.create(server.url)
-
-    def open_with(game_id_url: str, value: str) -> requests.Response:
-        response = requests.get(
-            game_id_url, headers=SSE, params={"ticket": value}, stream=True, timeout=10
-        )
-        if response.status_code != 200:
-            response.content  # noqa: B018 -- read the problem before closing
-        response.close()
-        return response
-
-    used = ticket(game, 0)
-    assert open_with(game.url("/events"), used).status_code == 200
-    refusals = {
-        "reused": open_with(game.url("/events"), used),
-        "other game": open_with(other.url("/events"), ticket(game, 0)),
-        "unknown": open_with(game.url("/events"), "A" * 32),
-    }
-    late = ticket(game, 1)
-    time.sleep(2.5)
-    refusals["expired"] = open_with(game.url("/events"), late)
-    bodies = set()
-    for case, response in refusals.items():
-        assert response.status_code == 401, case
-        assert response.headers["Content-Type"] == "application/problem+json", case
-        body = response.json()
-        bodies.add((body["code"], body["title"], body["detail"], body["status"]))
-    assert len(bodies) == 1, bodies  # the same answer whatever went wrong
-
-    no_token = requests.post(game.url("/stream-tickets"), timeout=10)
-    other_seat = requests.post(game.url("/stream-tickets"), headers=other.auth(0), timeout=10)
-    assert no_token.status_code == other_seat.status_code == 401
-    log = server.stdout_path.read_text()
-    assert used not in log and late not in log and "ticket=<redacted>" in log
 
 
 @pytest.mark.parametrize(

@@ -211,6 +211,6 @@ class EventsQuery(Schema):
         validate=FullMatch(TICKET_PATTERN.pattern, error="not a stream ticket"),
         metadata={
             "description": "A stream ticket (POST /v1/games/{id}/stream-tickets): proves "
-            "its seat once, for clients that cannot send Authorization (EventSource)"
+            "its seat, for clients that cannot send Authorization (EventSource)"
         },
     )

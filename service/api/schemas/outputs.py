@@ -47,10 +47,14 @@ class JoinOut(Schema):
 class StreamTicketOut(Schema):
     ticket = fields.String(
         required=True,
-        metadata={"description": "Pass as `ticket` to GET /v1/games/{id}/events, once"},
+        metadata={"description": "Pass as `ticket` to GET /v1/games/{id}/events"},
     )
     expires_in = fields.Integer(
-        required=True, metadata={"description": "Seconds the ticket waits for its one use"}
+        required=True,
+        metadata={
+            "description": "Seconds the ticket stays valid unused; a stream it opened "
+            "renews it while open"
+        },
     )
 
 
