@@ -24,14 +24,14 @@ class StaticServer:
 
     def __init__(self, root: Path, host: str = "127.0.0.1") -> None:
         handler = functools.partial(_QuietHandler, directory=str(root))
+        self.host = host
         self.httpd = ThreadingHTTPServer((host, 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self.host}:{self.httpd.server_port}"
 
     def start(self) -> StaticServer:
         self.thread.start()

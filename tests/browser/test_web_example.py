@@ -99,7 +99,7 @@ class Page:
             )
 
     def read_console(self) -> list[dict[str, Any]]:
-        self.console += self.driver.get_log("browser")
+        self.console += self.driver.get_log("browser")  # type: ignore[no-untyped-call]
         return self.console
 
     def cors_failures(self) -> list[str]:
@@ -138,7 +138,7 @@ def test_lobby_paged_by_link_and_a_listed_seat_joined_renamed_and_left(
     browser: webdriver.Chrome, api: GunicornServer, site: StaticServer
 ) -> None:
     for number in range(7):
-        body = {"players": [{"name": f"host {number}"}], "seats": 3, "listed": True}
+        body: dict[str, Any] = {"players": [{"name": f"host {number}"}], "seats": 3, "listed": True}
         requests.post(f"{api.url}/v1/games", json=body, timeout=30).raise_for_status()
     listing = requests.get(f"{api.url}/v1/games?limit=100", timeout=30).json()["games"]
     newest_first = [game["id"] for game in listing]
