@@ -12,7 +12,7 @@ window.record = {
   reconnects: 0,     // times the browser reconnected a source by itself
   notModified: 0,    // views answered 304 to If-None-Match
   retries: [],       // {path, status, key}: requests sent again (same Idempotency-Key)
-  moves: [],         // {move, key, status, replayed}
+  moves: [],         // {move, key, status, at, replayed}
   conflicts: 0,      // moves answered 412 (stale If-Match)
   lobbyPages: [],    // the game ids of each lobby page read
   seat: [],          // what happened to the lobby seat: joined, renamed, left
@@ -225,7 +225,7 @@ async function play(move) {
   const key = newKey();
   const answer = await call("POST", `/v1/games/${encodeURIComponent(game.id)}/moves`,
                             {token: game.token, body: move, key, headers: {"If-Match": game.etag}});
-  record.moves.push({move, key, status: answer.status,
+  record.moves.push({move, key, status: answer.status, at: Date.now(),
                      replayed: answer.headers.get("Idempotent-Replayed") === "true"});
   if (answer.status === 412) {  // stale: read the view again and decide afresh
     record.conflicts += 1;
