@@ -115,7 +115,8 @@ def access_log(api: GunicornServer) -> list[dict[str, Any]]:
 
 
 def server_events(api: GunicornServer, game_id: str, token: str | None = None) -> list[Any]:
-    """Every event of the game that ``token``'s seat (or anyone, without one) sees."""
+    """Every event of the game that ``token``'s seat (or anyone, without one) sees,
+    read from the instance ``api``."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     events: list[Any] = []
     after = 0
@@ -241,12 +242,29 @@ def test_a_whole_game_against_a_bot_across_an_instance_restart(
     last_seq = server_events(api, game_id, token)[-1]["seq"]
     page.until(f"game.lastSeq === {last_seq}", "the stream caught up")
 
-    # The instance restarts (same Redis): the stream ends; the browser reconnects by
-    # itself (Last-Event-ID, same ticket) and the moves made meanwhile go on.
+    # The page's instance stops: the stream ends.  While it is down the game goes on
+    # through another instance on the same Redis (this seat's turn, as from another
+    # device, and the bot's reply).  Then it starts again, and the browser reconnects
+    # by itself (same ticket, Last-Event-ID) and gets exactly what it missed.
     record = page.record()
     api.stop()
     page.until(f"window.record.reconnects > {record['reconnects']}", "the stream's end seen")
+    with GunicornServer({"REDIS_URL": redis_server.url}, name="other") as other:
+        auth = {"Authorization": f"Bearer {token}"}
+        for _ in range(2):  # draw, discard
+            seat_view = requests.get(
+                f"{other.url}/v1/games/{game_id}/view", headers=auth, timeout=30
+            ).json()
+            requests.post(
+                f"{other.url}/v1/games/{game_id}/moves",
+                json=seat_view["legal_moves"][0],
+                headers={**auth, "If-Match": f'"{seat_view["version"]}"'},
+                timeout=30,
+            ).raise_for_status()
+        missed = server_events(other, game_id, token)[-1]["seq"]
+    assert missed > last_seq
     api.start()
+    page.until(f"game.lastSeq === {missed}", "the events missed while down, after reconnecting")
     # A player who thinks for longer than Chromium keeps a preflight answer without
     # Access-Control-Max-Age (5 s): with it, the next move needs no new preflight.
     page.until(
