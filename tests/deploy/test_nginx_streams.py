@@ -21,7 +21,9 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from http.client import HTTPConnection
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -203,4 +205,14 @@ def test_nginx_logs_a_stream_ticket_masked(proxy: NginxServer) -> None:
         )
         time.sleep(0.05)
     assert found[0]["query"] == "ticket=<redacted>&after=3"
+    # the name as the API decodes it, and a query naming the ticket twice
+    for query in (f"after=3&%74icket={ticket}", f"ticket={ticket}&t%69cket={ticket}"):
+        connection = HTTPConnection("127.0.0.1", urlsplit(proxy.url).port, timeout=10)
+        connection.request("GET", f"{path}?{query}")  # as is: requests would decode %74
+        connection.getresponse().read()
+        connection.close()
+    expected = ["ticket=<redacted>&after=3", "after=3&%74icket=<redacted>", "<redacted>"]
+    while [e["query"] for e in proxy.access_entries() if e["path"] == path] != expected:
+        assert time.monotonic() < deadline + ARRIVAL_TIMEOUT, proxy.access_log()
+        time.sleep(0.05)
     assert ticket not in proxy.access_log()

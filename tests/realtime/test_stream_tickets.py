@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from http.client import HTTPConnection
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -57,6 +59,17 @@ def open_with(url: str, ticket: str, headers: Mapping[str, str] = SSE) -> reques
         response.content  # noqa: B018 -- read the problem before closing
     response.close()
     return response
+
+
+def raw_get(base: str, target: str) -> int:
+    """The status of ``GET target``, the target sent exactly as given."""
+    where = urlsplit(base)
+    connection = HTTPConnection(where.hostname or "127.0.0.1", where.port, timeout=10)
+    try:
+        connection.request("GET", target)
+        return connection.getresponse().status
+    finally:
+        connection.close()
 
 
 def refusal(response: requests.Response) -> tuple[Any, ...]:
@@ -136,11 +149,13 @@ def test_a_ticket_opens_only_its_own_game_and_every_refusal_looks_the_same(
         refusal(open_with(game.url("/events"), "A" * 32)),
     }
     assert len(answers) == 1, answers  # the same answer whatever went wrong
+    # sent as is (requests would decode %74): the app reads the name as ticket
+    assert raw_get(server.url, f"/v1/games/{game.id}/events?after=0&%74icket={ticket}") == 200
     no_token = requests.post(game.url("/stream-tickets"), timeout=10)
     other_seat = requests.post(game.url("/stream-tickets"), headers=other.auth(0), timeout=10)
     assert no_token.status_code == other_seat.status_code == 401
     assert ticket not in server.stdout() + server.stderr()
-    assert "ticket=<redacted>" in server.stdout()
+    assert "ticket=<redacted>" in server.stdout() and "%74icket=<redacted>" in server.stdout()
 
 
 def _ticket_of(client: FlaskClient, game_id: str, token: str) -> str:
@@ -169,8 +184,10 @@ def test_a_ticket_is_refused_once_its_seat_changed_hands(client: FlaskClient, me
     game = create_game(client, [{"name": "ann"}], seats=3)
     joined = client.post(f"/v1/games/{game.id}/players", json={"name": "bob", "seat": 1})
     bob = joined.get_json()["token"]
-    ticket = _ticket_of(client, game.id, bob)
-    assert _events_with(client, game.id, ticket).status_code == 200
+    ticket, later = _ticket_of(client, game.id, bob), _ticket_of(client, game.id, bob)
+    working = _events_with(client, game.id, _ticket_of(client, game.id, bob), media)
+    assert working.status_code == 200
+    working.close()
     unknown = _events_with(client, game.id, "B" * 32, media).get_json()
 
     left = client.delete(f"/v1/games/{game.id}/seat", headers={"Authorization": f"Bearer {bob}"})
@@ -184,7 +201,7 @@ def test_a_ticket_is_refused_once_its_seat_changed_hands(client: FlaskClient, me
         answer = client.post(f"/v1/games/{game.id}/players", json={"name": name, "seat": seat})
         assert answer.status_code == 201, answer.get_json()
     assert game.public()["status"] == "playing"
-    taken = _events_with(client, game.id, ticket, media)
+    taken = _events_with(client, game.id, later, media)
     assert taken.status_code == 401
     assert _problem(taken.get_json()) == _problem(unknown)
     assert b"dealt" not in taken.data

@@ -171,7 +171,12 @@ def test_access_log_line_is_typed_json_without_secrets() -> None:
     assert line["time"] == timestamp(1_800_000_000)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", line["time"])
     assert isinstance(line["pid"], int)
-    for query, logged in [("ticket=abc", "ticket=<redacted>"), ("noticket=abc", "noticket=abc")]:
+    for query, logged in [
+        ("ticket=abc", "ticket=<redacted>"),
+        ("noticket=abc", "noticket=abc"),
+        ("%74icket=abc&after=1", "%74icket=<redacted>&after=1"),  # the app reads it as ticket
+        ("ticket=a&T%49CKET=b&t%69cket=c", "ticket=<redacted>&T%49CKET=b&t%69cket=<redacted>"),
+    ]:
         environ["QUERY_STRING"] = query
         assert json.loads(access_line(environ, 200, 5, [], 0, 0))["query"] == logged
 
