@@ -86,7 +86,7 @@ async function json(answer) {
 
 // ---------------------------------------------------------------- a game against a bot
 
-let game = null;  // {id, token, seat, view, etag, source, lastSeq, busy, again}
+let game = null;  // {id, token, seat, view, etag, source, lastSeq, busy, again, over}
 
 async function newGame() {
   if (game && game.source) game.source.close();
@@ -94,11 +94,10 @@ async function newGame() {
   const created = await json(await call("POST", "/v1/games", {body: {players}, key: newKey()}));
   const me = created.players.find((p) => p.token);
   game = {id: created.id, token: me.token, seat: me.seat, view: null, etag: null,
-          source: null, lastSeq: 0, busy: false, again: false};
-  window.game = {id: game.id, seat: game.seat};
+          source: null, lastSeq: 0, busy: false, again: false, over: false};
   $("status").textContent = `Game ${game.id}: you are seat ${game.seat}.`;
   $("refresh").disabled = false;
-  follow();
+  follow().catch(showError);
   update();
 }
 
@@ -129,7 +128,7 @@ async function follow() {
   source.onerror = () => {
     if (source.readyState === EventSource.CONNECTING) {
       record.reconnects += 1;  // the browser reconnects after the `retry:` hint
-    } else if (game === current && !record.finished) {
+    } else if (game === current && !current.over) {
       source.close();
       setTimeout(() => follow().catch(showError), 1000);
     }
@@ -147,6 +146,7 @@ function onEvent(current, event) {
   item.textContent = describe(event);
   $("events").prepend(item);
   if (event.type === "game_finished") {
+    current.over = true;
     record.finished = event;
     current.source.close();
   }
