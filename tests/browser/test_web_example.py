@@ -8,6 +8,15 @@ EventSource doing the requests.  What is checked comes from both ends: the page'
 ``window.record`` (the events its stream delivered, its requests sent again, its
 304s, its tickets) and the server (the game's events, the access log's
 preflights), and the browser's console must hold no CORS refusal.
+
+- the lobby paged by its ``Link`` header; a listed game joined, its seat renamed
+  (``PATCH``) and left (``DELETE``); a fetch carrying ``Last-Event-ID``;
+- a whole game against a bot: the view with ``If-None-Match`` (304), a stale
+  ``If-Match`` (412, nothing changed), a move sent again after 503 +
+  ``Retry-After`` with its ``Idempotency-Key`` while Redis stalls, the ticketed
+  ``EventSource`` resumed by the browser itself after the instance restarts (the
+  events made while it was down delivered, nothing missed or repeated), and one
+  preflight for all the game's moves (``Access-Control-Max-Age``).
 """
 
 from __future__ import annotations
