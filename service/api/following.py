@@ -13,11 +13,12 @@ from typing import Any
 from flask import Response
 
 from service.api import handlers, streams
-from service.api.auth import bearer_token, unauthorized
+from service.api.auth import NOT_SEATED, bearer_token, unauthorized
 from service.api.context import call, services, store
 from service.api.responses import json_response
 from service.api.schemas.fields import QueryInteger, QueryNumber
 from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS, TICKET_PATTERN
+from service.hosting.tokens import hash_token
 
 TICKET_REFUSED = "this stream ticket is unknown, expired, or its seat changed hands"
 
@@ -84,14 +85,19 @@ def plain_follow(game_id: str) -> Response:
 
 def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None) -> Response:
     """Events of ``game_id`` after ``after``: as JSON a page, waiting up to ``wait``
-    seconds for one (a long poll); as SSE or NDJSON a stream (``wait`` unused)."""
-    seat = _proven_seat(game_id, ticket)
+    seconds for one (a long poll); as SSE or NDJSON a stream (``wait`` unused).
+    A seat's private events are those its token (or ticket) may see: up to the
+    moment the token stops holding the seat."""
+    proof = _proof(game_id, ticket)
     if media == streams.JSON:
         wait = min(wait, services().config.long_poll_max_seconds)
         if wait <= 0:
+            seat = None if proof is None else proof[0]
             found, cursor, _deadline = store().events(game_id, after, seat)
+            if proof is not None:
+                found, _held = streams.while_held(game_id, found, *proof)
             return _events_page(found, cursor)
-    follower = streams.Follower(game_id, seat, after, media, ticket)
+    follower = streams.Follower(game_id, proof, after, media, ticket)
     try:
         found = follower.read()  # what is there now (a missing game: 404)
         if media != streams.JSON:
@@ -111,25 +117,30 @@ def _events_page(found: list[tuple[int, bytes]], cursor: int) -> Response:
     return json_response({"events": events, "last_seq": cursor})
 
 
-def _proven_seat(game_id: str, ticket: str | None) -> int | None:
-    """The seat a stream ticket or the bearer token proves (401 if it proves none),
-    or None for a spectator."""
+def _proof(game_id: str, ticket: str | None) -> streams.Proof | None:
+    """The seat a stream ticket or the bearer token proves, with the hash of the
+    token holding it (401 if it proves none), or None for a spectator."""
     if ticket is not None:
-        return _ticket_seat(game_id, ticket)
-    if bearer_token() is None:
+        return _ticket_proof(game_id, ticket)
+    token = bearer_token()
+    if token is None:
         return None
-    return handlers.proven_seat(game_id)
+    holder = hash_token(token)
+    seat = handlers.seat_held_by(game_id, holder)
+    if seat is None:
+        raise unauthorized(NOT_SEATED)
+    return seat, holder
 
 
-def _ticket_seat(game_id: str, ticket: str) -> int:
-    """The seat ``ticket`` stands for, if the token that took it holds that seat
-    still (its life renewed); else 401, and a ticket whose seat changed hands is
-    forgotten."""
+def _ticket_proof(game_id: str, ticket: str) -> streams.Proof:
+    """The seat ``ticket`` stands for and its holder, if the token that took it
+    holds that seat still (the ticket's life renewed); else 401, and a ticket
+    whose seat changed hands is forgotten."""
     config = services().config
     found = store().open_ticket(game_id, ticket, config.stream_ticket_seconds)
     if found is not None:
         seat, holder = found
         if handlers.seat_held_by(game_id, holder) == seat:
-            return seat
+            return seat, holder
         store().void_ticket(game_id, ticket)
     raise unauthorized(TICKET_REFUSED)

@@ -15,7 +15,7 @@ import orjson
 from flask import Response
 
 from service.api import metrics
-from service.api.auth import NOT_SEATED, bearer_token, require_seat, require_token, unauthorized
+from service.api.auth import bearer_token, require_seat, require_token
 from service.api.conditional import not_modified
 from service.api.context import call, store
 from service.api.media import require_json
@@ -76,14 +76,6 @@ def player_view(game_id: str) -> Response:
         return unchanged
     text = with_seat_part(with_results(public, results), part)
     return json_response(orjson.Fragment(text), version=version)
-
-
-def proven_seat(game_id: str) -> int:
-    """The seat the request's bearer token holds in ``game_id`` (401 if none)."""
-    seat = seat_held_by(game_id, hash_token(require_token()))
-    if seat is None:
-        raise unauthorized(NOT_SEATED)
-    return seat
 
 
 def seat_held_by(game_id: str, holder: str) -> int | None:

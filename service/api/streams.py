@@ -20,7 +20,7 @@ import orjson
 from flask import Response
 from werkzeug.datastructures import MIMEAccept
 
-from service.api import metrics
+from service.api import handlers, metrics
 from service.api.context import CURRENT_CALL, call
 from service.api.problems import ApiError
 from service.api.writes import current
@@ -91,6 +91,7 @@ class Follower:
         "_first",
         "_ending",
         "_behind",
+        "_holder",
         "_ticket",
         "_renew_at",
         "cursor",
@@ -98,11 +99,18 @@ class Follower:
     )
 
     def __init__(
-        self, game_id: str, seat: int | None, after: int, media: str, ticket: str | None = None
+        self,
+        game_id: str,
+        proof: Proof | None,
+        after: int,
+        media: str,
+        ticket: str | None = None,
     ) -> None:
         self._call = call()
         self._game_id = game_id
-        self._seat = seat
+        # the seat and its holder's token hash, while that token holds the seat
+        self._seat: int | None = None if proof is None else proof[0]
+        self._holder: str | None = None if proof is None else proof[1]
         self._media = media
         self._ticket = ticket  # renewed while its stream is open: see _keep_ticket
         self._renew_at = time.monotonic() + self._call.services.config.stream_ticket_seconds / 2
@@ -166,10 +174,35 @@ class Follower:
         return None
 
     def _advance(self, page: Page) -> list[tuple[int, bytes]]:
-        """Move past ``page``: its cursor and deadline are the follower's now."""
+        """Move past ``page``: its cursor and deadline are the follower's now; its
+        events are those the follower may see (:meth:`_while_held`)."""
         self._behind = page.cursor - self.cursor >= PAGE_EVENTS
         self.cursor, self.deadline = page.cursor, page.deadline
-        return page.events
+        if self._holder is None or left_at(page.events, self._seat) is None:
+            return page.events
+        return self._while_held(page.events)
+
+    def _while_held(self, events: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        """``events``, which hold a ``player_left`` of the follower's seat: all of
+        them if the token it was proven with holds the seat still (another
+        player left it before); else the follower stops seeing the seat's private
+        events from that one on (the token is void, the seat maybe someone
+        else's since), as a spectator.  Asked with the request current again
+        and a Redis budget of its own (a stream is sent after its handler
+        returned)."""
+        assert self._seat is not None and self._holder is not None
+        bound = CURRENT_REQUEST.set(self._call.environ)
+        bound_call = CURRENT_CALL.set(self._call)
+        budget = open_budget(self._call.services.config.redis_timeout_seconds)
+        try:
+            events, held = while_held(self._game_id, events, self._seat, self._holder)
+        finally:
+            close_budget(budget)
+            CURRENT_CALL.reset(bound_call)
+            CURRENT_REQUEST.reset(bound)
+        if not held:
+            self._seat = self._holder = self._ticket = None
+        return events
 
     def _settle(self) -> None:
         """Play the game's overdue turn through the request's services, while a
@@ -247,6 +280,54 @@ class Follower:
         seconds = self._call.services.config.stream_ticket_seconds
         self._call.services.store.renew_ticket(self._game_id, self._ticket, seconds)
         self._renew_at = now + seconds / 2
+
+
+Proof = tuple[int, str]
+"""What proved a follower's seat: the seat, and the hash of the token that holds it."""
+
+
+def left_at(events: list[tuple[int, bytes]], seat: int | None) -> int | None:
+    """The index in ``events`` of the first ``player_left`` of ``seat``, if any.
+
+    >>> left_at([(4, b'{"type":"player_left","seat":2}'), (5, b'{"type":"drew"}')], 2)
+    0
+    >>> left_at([(4, b'{"type":"player_left","seat":2}')], 1), left_at([], None)
+    (None, None)
+    """
+    if seat is None:
+        return None
+    for index, (_seq, raw) in enumerate(events):
+        if b'"player_left"' in raw and orjson.loads(raw).get("seat") == seat:
+            return index
+    return None
+
+
+def while_held(
+    game_id: str, events: list[tuple[int, bytes]], seat: int, holder: str
+) -> tuple[list[tuple[int, bytes]], bool]:
+    """``events`` (those visible to ``seat``) as the token whose hash is ``holder``
+    may see them, and whether it holds ``seat`` still: all of them while it does;
+    once it does not, the seat's private events after its first ``player_left``
+    dropped (a seat changes hands only through its holder leaving, which voids
+    the token).  A failure to tell counts as not holding it (the client may
+    reconnect and prove its seat again); a missing game or store is raised."""
+    at = left_at(events, seat)
+    if at is None:
+        return events, True
+    try:
+        held = handlers.seat_held_by(game_id, holder) == seat
+    except (GameNotFound, StoreUnavailable):
+        raise
+    except Exception as exc:  # a race lost while playing an overdue turn, say
+        log.info("could not tell whether a follower's seat is still held: %s", exc)
+        held = False
+    if held:
+        return events, True
+    return events[: at + 1] + [e for e in events[at + 1 :] if not _private(e[1])], False
+
+
+def _private(raw: bytes) -> bool:
+    return bool(orjson.loads(raw).get("private"))
 
 
 def event_json(seq: int, raw: bytes) -> tuple[dict[str, Any], bytes]:
