@@ -40,7 +40,7 @@ import hiredis
 import redis
 from redis._parsers import BaseParser
 from redis.commands.core import Script
-from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
+from redis.exceptions import InvalidResponse, NoScriptError, RedisError
 
 from service.store.bounded import Bounded
 from service.store.budget import wait_for
@@ -171,8 +171,12 @@ class _Wire:
         if bounded:
             conn.circuit.succeeded()
         self.used = time.monotonic()
-        errors = [r for r in replies if isinstance(r, ResponseError)]
-        if errors:  # every reply was read: the connection is still in step
+        # every reply was read: the connection is still in step.  Any error reply
+        # raises, not only a ResponseError: LOADING (a restarted Redis reading its
+        # AOF) parses to BusyLoadingError, a ConnectionError, which is retried and
+        # then means "unavailable", as it does through redis-py itself
+        errors = [r for r in replies if isinstance(r, RedisError)]
+        if errors:
             raise errors[0]
         return replies
 
