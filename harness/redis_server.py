@@ -69,21 +69,23 @@ class RedisServer:
         kwargs.setdefault("socket_connect_timeout", 2)
         return redis.Redis.from_url(self.url, **kwargs)  # type: ignore[arg-type]
 
-    def start(self) -> RedisServer:
-        """Start the server (again: same port and directory) and wait until it answers PING.
+    def start(self, answering: bool = True) -> RedisServer:
+        """Start the server (again: same port and directory) and wait until it answers PING
+        (after loading its data: it answers LOADING meanwhile); ``answering=False``
+        returns as soon as the process is started (a test of the loading time).
 
         A port chosen here that another process took meanwhile is replaced (first start only).
         """
         for attempt in range(3):
             try:
-                return self._start()
+                return self._start(answering)
             except RuntimeError as exc:
                 if not (self._auto_port and "already in use" in str(exc)) or attempt == 2:
                     raise
                 self.port = free_port()
         raise AssertionError("unreachable")
 
-    def _start(self) -> RedisServer:
+    def _start(self, answering: bool) -> RedisServer:
         if self.process is not None and self.process.poll() is None:
             return self
         args = [
@@ -101,6 +103,8 @@ class RedisServer:
         self.process = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.dir
         )
+        if not answering:
+            return self
         deadline = time.monotonic() + self.startup_timeout
         probe = self.client(socket_timeout=0.5, socket_connect_timeout=0.5)
         try:
@@ -113,9 +117,9 @@ class RedisServer:
                     if probe.ping():
                         self._auto_port = False  # restarts keep the port
                         return self
-                except (redis.ConnectionError, redis.TimeoutError):
+                except (redis.ConnectionError, redis.TimeoutError):  # LOADING among them
                     pass
-                except redis.ResponseError:  # e.g. LOADING an AOF
+                except redis.ResponseError:
                     pass
                 if time.monotonic() > deadline:
                     self.stop()

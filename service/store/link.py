@@ -39,7 +39,7 @@ from typing import Any
 import hiredis
 import redis
 from redis.commands.core import Script
-from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
+from redis.exceptions import InvalidResponse, NoScriptError, RedisError
 
 from service.library_internals import connection_socket, redis_reply_error
 from service.store.bounded import Bounded
@@ -173,8 +173,12 @@ class _Wire:
         if bounded:
             conn.circuit.succeeded()
         self.used = time.monotonic()
-        errors = [r for r in replies if isinstance(r, ResponseError)]
-        if errors:  # every reply was read: the connection is still in step
+        # every reply was read: the connection is still in step.  Any error reply
+        # raises, not only a ResponseError: LOADING (a restarted Redis reading its
+        # AOF) parses to BusyLoadingError, a ConnectionError, which is retried and
+        # then means "unavailable", as it does through redis-py itself
+        errors = [r for r in replies if isinstance(r, RedisError)]
+        if errors:
             raise errors[0]
         return replies
 
