@@ -5,8 +5,11 @@
   (:mod:`~service.webhooks.guard`); the connection goes to the address checked --
   with the URL's host in ``Host`` and, over TLS, in SNI and the certificate check --
   so a second lookup cannot send it elsewhere (DNS rebinding).
-* Timeouts: ``WEBHOOK_TIMEOUT_SECONDS`` to connect, and again for each read of the
-  answer; at most :data:`MAX_RESPONSE_BYTES` of the answer's body are read.
+* One deadline for the whole attempt, ``WEBHOOK_TIMEOUT_SECONDS`` (or sooner, as the
+  worker asks): connecting and the TLS handshake are bounded by it as socket timeouts,
+  and from then on the connection is shut down when it passes
+  (:mod:`~service.webhooks.deadlines`), however the receiver trickles its answer.  At
+  most :data:`MAX_RESPONSE_BYTES` of the answer's body are read.
 * Redirects are never followed: a 3xx answer is a failed attempt like any other
   non-2xx one (the log says where it pointed), so no delivery reaches an address by
   way of a redirect.
@@ -19,8 +22,10 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
 
 from service.hosting.webhooks import WebhookRefusedError, check_url
+from service.webhooks.deadlines import Deadlines
 from service.webhooks.guard import RefusedAddress, Resolver, checked_address, system_resolver
 
 MAX_RESPONSE_BYTES = 64 * 1024
@@ -42,6 +47,10 @@ class Outcome:
         return self.status is not None and 200 <= self.status < 300
 
 
+class DeadlinePassed(Exception):
+    """The attempt's deadline passed before it was done."""
+
+
 class Sender:
     """Sends attempts under the service's settings (see the module's docstring)."""
 
@@ -53,47 +62,54 @@ class Sender:
         allow_loopback: bool,
         resolver: Resolver = system_resolver,
     ) -> None:
-        self._timeout = urllib3.Timeout(connect=timeout, read=timeout)
+        self._seconds = timeout
         self._allow_http = allow_http
         self._allow_loopback = allow_loopback
         self._resolver = resolver
+        self._deadlines = Deadlines()
 
-    def post(self, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
-        """POST ``body`` (JSON) with ``headers`` to ``url``; never raises."""
+    def post(
+        self, url: str, body: bytes, headers: dict[str, str], *, deadline: float | None = None
+    ) -> Outcome:
+        """POST ``body`` (JSON) with ``headers`` to ``url``, done or cut off by
+        ``deadline`` (``time.monotonic()``; at most ``timeout`` from now); never raises."""
         started = time.monotonic()
+        until = started + self._seconds
+        if deadline is not None:
+            until = min(until, deadline)
         try:
-            status, error = self._post(url, body, headers)
+            status, error = self._post(url, body, headers, until)
         except (WebhookRefusedError, RefusedAddress) as exc:
             status, error = None, f"refused: {exc}"
+        except DeadlinePassed:
+            status, error = None, f"timed out: no answer within {until - started:.1f} s in all"
         except urllib3.exceptions.HTTPError as exc:
             status, error = None, f"{type(exc).__name__}: {exc}"
         except OSError as exc:
             status, error = None, f"{type(exc).__name__}: {exc}"
         return Outcome(status, error, time.monotonic() - started)
 
-    def _post(self, url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str | None]:
+    def _post(
+        self, url: str, body: bytes, headers: dict[str, str], until: float
+    ) -> tuple[int, str | None]:
         check_url(url, allow_http=self._allow_http, allow_loopback=self._allow_loopback)
         parts = urlsplit(url)
         host = parts.hostname or ""
         https = parts.scheme == "https"
         port = parts.port or (443 if https else 80)
         address = checked_address(host, port, self._resolver, allow_loopback=self._allow_loopback)
-        pool: urllib3.HTTPConnectionPool
+        conn: HTTPConnection
         if https:
-            pool = urllib3.HTTPSConnectionPool(
+            conn = HTTPSConnection(
                 address,
                 port,
-                timeout=self._timeout,
-                retries=False,
-                maxsize=1,
+                timeout=_left(until),
                 cert_reqs="CERT_REQUIRED",
                 server_hostname=host,
                 assert_hostname=host,
             )
         else:
-            pool = urllib3.HTTPConnectionPool(
-                address, port, timeout=self._timeout, retries=False, maxsize=1
-            )
+            conn = HTTPConnection(address, port, timeout=_left(until))
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         sent = {
             **headers,
@@ -102,22 +118,21 @@ class Sender:
             "User-Agent": USER_AGENT,
         }
         try:
-            response = pool.urlopen(
-                "POST",
-                target,
-                body=body,
-                headers=sent,
-                redirect=False,
-                retries=False,
-                preload_content=False,
-                assert_same_host=False,
-            )
-            try:
-                response.read(MAX_RESPONSE_BYTES)
-            finally:
-                response.release_conn()
+            conn.connect()  # the TCP connect and the TLS handshake: bounded by the timeout
+            with self._deadlines.watch(conn.sock, until) as fired:
+                try:
+                    conn.sock.settimeout(_left(until))
+                    conn.request("POST", target, body=body, headers=sent, preload_content=False)
+                    response = conn.getresponse()
+                    response.read(MAX_RESPONSE_BYTES)
+                except (urllib3.exceptions.HTTPError, OSError):
+                    if time.monotonic() >= until:
+                        raise DeadlinePassed() from None
+                    raise
+            if fired.value:  # cut off just as the answer was read
+                raise DeadlinePassed()
         finally:
-            pool.close()
+            conn.close()
         error = None
         if 300 <= response.status < 400:
             location = response.headers.get("Location", "")[:200]
@@ -125,3 +140,11 @@ class Sender:
         elif not 200 <= response.status < 300:
             error = f"answered {response.status}"
         return response.status, error
+
+
+def _left(until: float) -> float:
+    """Seconds until ``until``, raising :class:`DeadlinePassed` when none are left."""
+    left = until - time.monotonic()
+    if left <= 0:
+        raise DeadlinePassed()
+    return left
