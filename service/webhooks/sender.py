@@ -4,7 +4,10 @@
   have changed since the game was made), its host resolved and every address checked
   (:mod:`~service.webhooks.guard`); the connection goes to the address checked --
   with the URL's host in ``Host`` and, over TLS, in SNI and the certificate check --
-  so a second lookup cannot send it elsewhere (DNS rebinding).
+  so a second lookup cannot send it elsewhere (DNS rebinding).  A refused address is
+  a refused attempt (:attr:`Outcome.refused`), and its error names the host only:
+  never the address it resolved to, which the webhook's creator would read in the
+  log (a DNS oracle into the service's network).
 * One deadline for the whole attempt, ``WEBHOOK_TIMEOUT_SECONDS`` (or sooner, as the
   worker asks): connecting and the TLS handshake are bounded by it as socket timeouts,
   and from then on the connection is shut down when it passes
@@ -41,6 +44,9 @@ class Outcome:
     status: int | None
     error: str | None
     seconds: float
+    refused: bool = False
+    """The URL or its host's addresses were refused: no connection was made, and none
+    will be for this delivery."""
 
     @property
     def delivered(self) -> bool:
@@ -77,17 +83,18 @@ class Sender:
         until = started + self._seconds
         if deadline is not None:
             until = min(until, deadline)
+        refused = False
         try:
             status, error = self._post(url, body, headers, until)
         except (WebhookRefusedError, RefusedAddress) as exc:
-            status, error = None, f"refused: {exc}"
+            status, error, refused = None, f"refused: {exc}", True
         except DeadlinePassed:
             status, error = None, f"timed out: no answer within {until - started:.1f} s in all"
         except urllib3.exceptions.HTTPError as exc:
             status, error = None, f"{type(exc).__name__}: {exc}"
         except OSError as exc:
             status, error = None, f"{type(exc).__name__}: {exc}"
-        return Outcome(status, error, time.monotonic() - started)
+        return Outcome(status, error, time.monotonic() - started, refused)
 
     def _post(
         self, url: str, body: bytes, headers: dict[str, str], until: float

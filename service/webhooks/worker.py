@@ -39,6 +39,9 @@ Slow receivers:
   under way ends by its deadline, so a stop takes at most ``WEBHOOK_TIMEOUT_SECONDS``
   and a second or two.
 
+A refused address (:mod:`~service.webhooks.guard`) is final for its delivery: logged
+``failed`` with the reason, never retried.
+
 Retries: exponential backoff from :data:`FIRST_RETRY_SECONDS`, doubling up to
 :data:`MAX_RETRY_SECONDS`, each delay drawn uniformly between half of it and all of
 it (jitter, so receivers coming back are not hit by every worker at once), until
@@ -373,7 +376,7 @@ class DeliveryWorker:
         signed = signing.headers(header["k"], body["id"], delivery.body, int(now))
         outcome = self._sender.post(header["u"], delivery.body, signed, deadline=deadline)
         retry_at = None
-        if not outcome.delivered:
+        if not outcome.delivered and not outcome.refused:
             retry_at = now + retry_delay(attempt)
             if retry_at > header["t"] / 1000 + self._config.webhook_retry_seconds:
                 retry_at = None
