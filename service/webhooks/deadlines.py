@@ -19,6 +19,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+class Watch:
+    """One attempt's deadline: :meth:`attach` the socket as soon as it exists (before
+    the TLS handshake); :attr:`fired` says, once the watch ended, whether it was shut
+    down at the deadline."""
+
+    def __init__(self, owner: Deadlines, number: int, deadline: float) -> None:
+        self._owner = owner
+        self._number = number
+        self.deadline = deadline
+        self.fired = False
+
+    def attach(self, sock: socket.socket) -> None:
+        self._owner._add(self._number, self.deadline, sock)
+
+
 class Deadlines:
     """Shuts watched sockets down at their deadlines (:meth:`watch`)."""
 
@@ -30,13 +45,23 @@ class Deadlines:
         self._thread: threading.Thread | None = None
 
     @contextmanager
-    def watch(self, sock: socket.socket, deadline: float) -> Iterator[Fired]:
-        """Shut ``sock`` down at ``deadline`` (``time.monotonic()``) unless the block
-        has ended by then; the :class:`Fired` it yields says whether it was."""
+    def watch(self, deadline: float) -> Iterator[Watch]:
+        """A :class:`Watch` for ``deadline`` (``time.monotonic()``): the socket attached
+        to it is shut down then, unless the block has ended."""
         number = next(self._numbers)
-        fired = Fired()
+        watch = Watch(self, number, deadline)
         with self._changed:
             self._live[number] = False
+        try:
+            yield watch
+        finally:
+            with self._changed:
+                watch.fired = self._live.pop(number)
+
+    def _add(self, number: int, deadline: float, sock: socket.socket) -> None:
+        with self._changed:
+            if number not in self._live:
+                return
             heapq.heappush(self._heap, (deadline, number, sock))
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -44,11 +69,6 @@ class Deadlines:
                 )
                 self._thread.start()
             self._changed.notify()
-        try:
-            yield fired
-        finally:
-            with self._changed:
-                fired.value = self._live.pop(number)
 
     def _run(self) -> None:
         while True:
@@ -71,10 +91,3 @@ class Deadlines:
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
             except OSError:
                 pass  # closed meanwhile
-
-
-class Fired:
-    """Whether a watched socket was shut down at its deadline (set once the watch has
-    ended)."""
-
-    value = False

@@ -9,9 +9,10 @@
   never the address it resolved to, which the webhook's creator would read in the
   log (a DNS oracle into the service's network).
 * One deadline for the whole attempt, ``WEBHOOK_TIMEOUT_SECONDS`` (or sooner, as the
-  worker asks): connecting and the TLS handshake are bounded by it as socket timeouts,
-  and from then on the connection is shut down when it passes
-  (:mod:`~service.webhooks.deadlines`), however the receiver trickles its answer.  At
+  worker asks): the TCP connect is bounded by it as a socket timeout, and from the
+  moment the socket exists -- TLS handshake, request, answer -- the connection is shut
+  down when it passes (:mod:`~service.webhooks.deadlines`), however the receiver
+  trickles.  At
   most :data:`MAX_RESPONSE_BYTES` of the answer's body are read.
 * Redirects are never followed: a 3xx answer is a failed attempt like any other
   non-2xx one (the log says where it pointed), so no delivery reaches an address by
@@ -20,6 +21,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -28,7 +30,7 @@ import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
 from service.hosting.webhooks import WebhookRefusedError, check_url
-from service.webhooks.deadlines import Deadlines
+from service.webhooks.deadlines import Deadlines, Watch
 from service.webhooks.guard import RefusedAddress, Resolver, checked_address, system_resolver
 
 MAX_RESPONSE_BYTES = 64 * 1024
@@ -105,18 +107,6 @@ class Sender:
         https = parts.scheme == "https"
         port = parts.port or (443 if https else 80)
         address = checked_address(host, port, self._resolver, allow_loopback=self._allow_loopback)
-        conn: HTTPConnection
-        if https:
-            conn = HTTPSConnection(
-                address,
-                port,
-                timeout=_left(until),
-                cert_reqs="CERT_REQUIRED",
-                server_hostname=host,
-                assert_hostname=host,
-            )
-        else:
-            conn = HTTPConnection(address, port, timeout=_left(until))
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         sent = {
             **headers,
@@ -124,22 +114,32 @@ class Sender:
             "Content-Type": "application/json",
             "User-Agent": USER_AGENT,
         }
-        try:
-            conn.connect()  # the TCP connect and the TLS handshake: bounded by the timeout
-            with self._deadlines.watch(conn.sock, until) as fired:
-                try:
-                    conn.sock.settimeout(_left(until))
-                    conn.request("POST", target, body=body, headers=sent, preload_content=False)
-                    response = conn.getresponse()
-                    response.read(MAX_RESPONSE_BYTES)
-                except (urllib3.exceptions.HTTPError, OSError):
-                    if time.monotonic() >= until:
-                        raise DeadlinePassed() from None
-                    raise
-            if fired.value:  # cut off just as the answer was read
-                raise DeadlinePassed()
-        finally:
-            conn.close()
+        with self._deadlines.watch(until) as watch:
+            conn: _WatchedHTTPConnection | _WatchedHTTPSConnection
+            if https:
+                conn = _WatchedHTTPSConnection(
+                    address,
+                    port,
+                    timeout=_left(until),
+                    cert_reqs="CERT_REQUIRED",
+                    server_hostname=host,
+                    assert_hostname=host,
+                )
+            else:
+                conn = _WatchedHTTPConnection(address, port, timeout=_left(until))
+            conn.watch = watch
+            try:
+                conn.request("POST", target, body=body, headers=sent, preload_content=False)
+                response = conn.getresponse()
+                response.read(MAX_RESPONSE_BYTES)
+            except (urllib3.exceptions.HTTPError, OSError):
+                if time.monotonic() >= until:
+                    raise DeadlinePassed() from None
+                raise
+            finally:
+                conn.close()
+        if watch.fired:  # cut off just as the answer was read
+            raise DeadlinePassed()
         error = None
         if 300 <= response.status < 400:
             location = response.headers.get("Location", "")[:200]
@@ -147,6 +147,32 @@ class Sender:
         elif not 200 <= response.status < 300:
             error = f"answered {response.status}"
         return response.status, error
+
+
+class _WatchedHTTPConnection(HTTPConnection):
+    """A connection whose socket is handed to its attempt's :class:`Watch` as soon as it
+    is connected (before any TLS handshake), and whose reads wait no longer than the
+    deadline."""
+
+    watch: Watch
+
+    def _new_conn(self) -> socket.socket:
+        sock = super()._new_conn()
+        self.watch.attach(sock)
+        sock.settimeout(_left(self.watch.deadline))
+        return sock
+
+
+class _WatchedHTTPSConnection(HTTPSConnection):
+    """:class:`_WatchedHTTPConnection` over TLS."""
+
+    watch: Watch
+
+    def _new_conn(self) -> socket.socket:
+        sock = super()._new_conn()
+        self.watch.attach(sock)
+        sock.settimeout(_left(self.watch.deadline))
+        return sock
 
 
 def _left(until: float) -> float:
