@@ -82,6 +82,7 @@ class WebhookReceiver:
                 visit = Visit(self.headers.get("webhook-id"), time.monotonic())
                 with receiver._lock:
                     receiver.visits.append(visit)
+                    receiver._lock.notify_all()
                 try:
                     self._answer(body)
                 finally:
@@ -171,6 +172,11 @@ class WebhookReceiver:
                     return False
                 self._lock.wait(left)
         return True
+
+    def visits_now(self) -> list[Visit]:
+        """A copy of :attr:`visits` (each one as it is now)."""
+        with self._lock:
+            return [Visit(v.msg_id, v.start, v.end) for v in self.visits]
 
     def delivered(self) -> list[Received]:
         """The requests answered 2xx, in the order they came."""
