@@ -14,11 +14,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from flask.testing import FlaskClient
 
 from harness.webhook_receiver import Visit, WebhookReceiver
 from harness.webhook_worker import WorkerProcess
 from service.store import keys
+from service.store.outbox import Outbox
 from service.webhooks.sender import Sender
 from service.webhooks.worker import DeliveryWorker
 from tests.webhooks.conftest import HOOK_ENV
@@ -149,3 +151,27 @@ def test_two_workers_never_have_one_delivery_in_flight_at_once(
     visits = slow.visits_now()
     assert len({v.msg_id for v in visits}) == 1 and len(visits) >= 2, visits
     assert most_at_once(visits) == 1, visits
+
+
+def test_a_claim_is_renewed_only_by_the_worker_that_holds_it(
+    hook_client: FlaskClient, redis_client: redis.Redis, receiver: WebhookReceiver
+):
+    """The check before every attempt: a delivery taken over by another worker (here
+    while the first still held it) is not this worker's to send any more."""
+    game = create(hook_client, receiver.url, events=["game_started"])
+    slot = keys.slot_of(game["id"])
+    outbox = Outbox(redis_client, log_ttl_seconds=60)
+    (delivery,) = outbox.take(slot, "worker-a", 10)
+    time.sleep(1.0)  # idle for a second: the renewal starts it again
+    assert outbox.renew(delivery, "worker-a")
+    stream = keys.outbox_key(slot, keys.OUTBOX)
+    (pending,) = redis_client.xpending_range(stream, keys.OUTBOX_GROUP, "-", "+", 1)
+    assert pending["consumer"] == b"worker-a" and pending["time_since_delivered"] < 1000
+    (taken,) = outbox.reclaim(slot, "worker-b", 0, 10)
+    assert taken.entry_id == delivery.entry_id
+    assert not outbox.renew(delivery, "worker-a")  # worker-a must not send it now
+    assert outbox.renew(taken, "worker-b")
+    (pending,) = redis_client.xpending_range(stream, keys.OUTBOX_GROUP, "-", "+", 1)
+    assert pending["consumer"] == b"worker-b"
+    assert outbox.settle(taken, {"outcome": "delivered"}, None)
+    assert not outbox.renew(taken, "worker-b")  # settled: nothing to send
