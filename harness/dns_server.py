@@ -96,3 +96,28 @@ class DnsServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def lookup(name: str, port: int, timeout: float = 2.0) -> list[str]:
+    """The A records a :class:`DnsServer` on 127.0.0.1:``port`` answers for ``name``
+    (a resolver for tests: a delivery worker's ``resolver=lambda host, _port: lookup(host,
+    dns.port)``).  Empty for an unknown name.
+
+    >>> with DnsServer({"hooks.test": ["10.0.0.7"]}) as dns:
+    ...     lookup("hooks.test", dns.port), lookup("other.test", dns.port)
+    (['10.0.0.7'], [])
+    """
+    question = b"".join(bytes([len(label)]) + label.encode() for label in name.split("."))
+    query = struct.pack("!HHHHHH", 0x5454, 0x0100, 1, 0, 0, 0) + question + b"\0"
+    query += struct.pack("!HH", TYPE_A, CLASS_IN)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(timeout)
+        sock.sendto(query, ("127.0.0.1", port))
+        reply, _ = sock.recvfrom(512)
+    (count,) = struct.unpack("!H", reply[6:8])
+    offset = len(query)  # the answers follow the question, each 16 bytes (name pointer)
+    found = []
+    for _ in range(count):
+        found.append(socket.inet_ntoa(reply[offset + 12 : offset + 16]))
+        offset += 16
+    return found

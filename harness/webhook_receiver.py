@@ -6,11 +6,18 @@ thread that keeps every request it gets, and answers as it is told.
         receiver.status = 503        # answer this from now on
         receiver.redirect = "http://10.0.0.1/"   # answer 307 with this Location
         receiver.delay = 1.0         # wait this long before answering
+        receiver.trickle = 0.2       # answer one byte of a header every 0.2 s...
+        receiver.trickle_for = 30    # ...for this long (or until the client hangs up)
         receiver.wait_for(lambda got: len(got) >= 3)
+        receiver.wait_until(lambda: len(receiver.visits) >= 2)
+
+:attr:`WebhookReceiver.visits` records every request as it came and when its
+connection ended, so tests can tell which attempts were in flight at once.
 """
 
 from __future__ import annotations
 
+import select
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +43,17 @@ class Received:
         return orjson.loads(self.body)
 
 
+@dataclass
+class Visit:
+    """One request from its body's arrival to the end of its answer or connection."""
+
+    msg_id: str | None
+    start: float
+    """``time.monotonic()`` when its body was read."""
+    end: float | None = None
+    """``time.monotonic()`` when it was answered or the client hung up (None: not yet)."""
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # a worker's concurrent deliveries, and more
@@ -48,7 +66,11 @@ class WebhookReceiver:
         self.status = 204
         self.redirect: str | None = None
         self.delay = 0.0
+        self.trickle: float | None = None
+        self.trickle_for = 30.0
         self.received: list[Received] = []
+        self.visits: list[Visit] = []
+        self._closing = threading.Event()
         self._lock = threading.Condition()
         receiver = self
 
@@ -57,7 +79,44 @@ class WebhookReceiver:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                visit = Visit(self.headers.get("webhook-id"), time.monotonic())
+                with receiver._lock:
+                    receiver.visits.append(visit)
+                    receiver._lock.notify_all()
+                try:
+                    self._answer(body)
+                finally:
+                    with receiver._lock:
+                        visit.end = time.monotonic()
+                        receiver._lock.notify_all()
+
+            def _trickle(self) -> bool:
+                """Answer a status line, then a header one byte at a time; True if it
+                was finished, False if the client hung up first."""
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                until = time.monotonic() + receiver.trickle_for
+                step = receiver.trickle or 0.0
+                while time.monotonic() < until and not receiver._closing.is_set():
+                    readable, _, _ = select.select([self.connection], [], [], step)
+                    try:
+                        if readable and not self.connection.recv(1024):
+                            return False  # the client hung up
+                        self.wfile.write(b"a")
+                    except OSError:
+                        return False
+                self.wfile.write(b"\r\nContent-Length: 0\r\n\r\n")
+                return True
+
+            def _answer(self, body: bytes) -> None:
                 at = time.time()
+                if receiver.trickle:
+                    self.close_connection = True
+                    if self._trickle():
+                        with receiver._lock:
+                            headers = {k.lower(): v for k, v in self.headers.items()}
+                            received = Received(self.path, headers, body, at, 200)
+                            receiver.received.append(received)
+                    return
                 time.sleep(receiver.delay)
                 status, location = receiver.status, receiver.redirect
                 if location is not None:
@@ -92,6 +151,7 @@ class WebhookReceiver:
         return self
 
     def stop(self) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -100,6 +160,23 @@ class WebhookReceiver:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def wait_until(self, done: Callable[[], bool], timeout: float = 30) -> bool:
+        """Wait until ``done()`` (called holding the receiver's lock, so
+        :attr:`visits` and :attr:`received` hold still); False if ``timeout`` passed."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not done():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+        return True
+
+    def visits_now(self) -> list[Visit]:
+        """A copy of :attr:`visits` (each one as it is now)."""
+        with self._lock:
+            return [Visit(v.msg_id, v.start, v.end) for v in self.visits]
 
     def delivered(self) -> list[Received]:
         """The requests answered 2xx, in the order they came."""

@@ -136,9 +136,18 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar(
         "WEBHOOK_TIMEOUT_SECONDS",
         "10",
-        "Most a delivery waits to connect, and then for each read of the answer.",
+        "Most one attempt of a delivery takes in all -- connecting, sending and reading the "
+        "answer, however slowly the receiver trickles it -- before it is cut off as a failed "
+        "attempt.",
     ),
     EnvVar("WEBHOOK_CONCURRENCY", "16", "Deliveries a delivery worker makes at once (threads)."),
+    EnvVar(
+        "WEBHOOK_HOST_CONCURRENCY",
+        "4",
+        "Attempts a delivery worker makes at once to one receiver (the URL's host and port); "
+        "the games of a receiver at its cap wait their turn without holding a thread, so a "
+        "slow receiver cannot take every one of `WEBHOOK_CONCURRENCY`.",
+    ),
     EnvVar(
         "WEBHOOK_SWEEP_SECONDS",
         "10",
@@ -149,7 +158,8 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "WEBHOOK_CLAIM_SECONDS",
         "60",
         "A delivery taken by a worker and not settled after this long (the worker died) is "
-        "taken over by another.",
+        "taken over by another. At least twice `WEBHOOK_TIMEOUT_SECONDS`: a worker renews its "
+        "claim just before each attempt, so an attempt in flight is never taken over.",
     ),
     EnvVar("HOST", "127.0.0.1", "Address gunicorn binds to."),
     EnvVar("PORT", "8000", "Port gunicorn binds to."),
@@ -273,6 +283,7 @@ class Config:
     webhook_retry_seconds: int = 86400
     webhook_timeout_seconds: float = 10.0
     webhook_concurrency: int = 16
+    webhook_host_concurrency: int = 4
     webhook_sweep_seconds: float = 10.0
     webhook_claim_seconds: float = 60.0
     host: str = "127.0.0.1"
@@ -335,6 +346,9 @@ class Config:
             webhook_retry_seconds=env.integer("WEBHOOK_RETRY_SECONDS", minimum=1),
             webhook_timeout_seconds=env.seconds("WEBHOOK_TIMEOUT_SECONDS", minimum=0.1, maximum=60),
             webhook_concurrency=env.integer("WEBHOOK_CONCURRENCY", minimum=1, maximum=1000),
+            webhook_host_concurrency=env.integer(
+                "WEBHOOK_HOST_CONCURRENCY", minimum=1, maximum=1000
+            ),
             webhook_sweep_seconds=env.seconds("WEBHOOK_SWEEP_SECONDS", minimum=0.1, maximum=3600),
             webhook_claim_seconds=env.seconds("WEBHOOK_CLAIM_SECONDS", minimum=1, maximum=86400),
             host=env.raw("HOST"),
@@ -353,6 +367,9 @@ class Config:
         if config.stream_ticket_seconds < 2 * config.sse_heartbeat_seconds:
             # an open stream renews its ticket at a heartbeat past half the ticket's life
             raise ValueError("STREAM_TICKET_SECONDS: at least twice SSE_HEARTBEAT_SECONDS")
+        if config.webhook_claim_seconds < 2 * config.webhook_timeout_seconds:
+            # an attempt must end long before its claim, renewed as it starts, can lapse
+            raise ValueError("WEBHOOK_CLAIM_SECONDS: at least twice WEBHOOK_TIMEOUT_SECONDS")
         return config
 
 

@@ -18,7 +18,6 @@ True
 from __future__ import annotations
 
 import base64
-import ipaddress
 import secrets
 import time
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from service.engine.records import Event
+from service.hosting.addresses import HostRefusal, address_refusal, host_address
 from service.hosting.refusals import HostingError
 from service.hosting.tokens import hash_token, new_token
 
@@ -105,10 +105,13 @@ def new_webhook(url: str, events: Sequence[str]) -> tuple[Webhook, str]:
 
 def check_url(url: str, *, allow_http: bool, allow_loopback: bool) -> None:
     """Refuse a URL the service will not call: another scheme than https (http too
-    with ``allow_http``), credentials, a fragment, no host, or a host that is an
-    address no delivery may reach (``localhost`` counts as loopback).  A name is
-    resolved and its addresses checked at each delivery
-    (:mod:`service.webhooks.guard`), not here.
+    with ``allow_http``), credentials, a fragment, no host, or a host that names an
+    address no delivery may reach -- in any form the resolver reads as an address
+    (``0x7f000001``, ``127.1``, full-width digits, ``localhost.``:
+    :func:`~service.hosting.addresses.host_address`) -- or a name no receiver can have
+    (no domain, a private one).  Any other name is resolved and its addresses checked
+    at each delivery (:mod:`service.webhooks.guard`), not here: creation tells a client
+    nothing of what a name resolves to.
 
     >>> check_url("https://hooks.example.com/t13?x=1", allow_http=False, allow_loopback=False)
     >>> check_url("http://example.com/", allow_http=False, allow_loopback=False)
@@ -145,42 +148,15 @@ def check_url(url: str, *, allow_http: bool, allow_loopback: bool) -> None:
     host = parts.hostname
     if not host or port == 0:
         raise WebhookRefusedError("the URL has no host or port", field=URL_FIELD)
-    if host == "localhost" or host.endswith(".localhost"):
-        host = "127.0.0.1"
     try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
+        address = host_address(host)
+    except HostRefusal as exc:
+        raise WebhookRefusedError(str(exc), field=URL_FIELD) from None
+    if address is None:
         return  # a name: checked when it is resolved, at each delivery
     refusal = address_refusal(address, allow_loopback=allow_loopback)
     if refusal is not None:
         raise WebhookRefusedError(refusal, field=URL_FIELD)
-
-
-def address_refusal(
-    address: ipaddress.IPv4Address | ipaddress.IPv6Address, *, allow_loopback: bool
-) -> str | None:
-    """Why no delivery may go to ``address`` (None: it may): anything but a global
-    unicast address -- loopback (unless ``allow_loopback``), private, link-local
-    (169.254.169.254, the cloud metadata service, among them), shared (100.64/10),
-    reserved, multicast, unspecified.  An IPv4 address mapped or embedded in IPv6 is
-    judged as itself.
-
-    >>> address_refusal(ipaddress.ip_address("169.254.169.254"), allow_loopback=True)
-    '169.254.169.254 is not a public address'
-    >>> address_refusal(ipaddress.ip_address("::ffff:127.0.0.1"), allow_loopback=True) is None
-    True
-    >>> address_refusal(ipaddress.ip_address("93.184.215.14"), allow_loopback=False) is None
-    True
-    """
-    if isinstance(address, ipaddress.IPv6Address):
-        inner = address.ipv4_mapped or address.sixtofour
-        if inner is not None:
-            return address_refusal(inner, allow_loopback=allow_loopback)
-    if address.is_loopback:
-        return None if allow_loopback else f"{address} is a loopback address"
-    if not address.is_global or address.is_multicast:
-        return f"{address} is not a public address"
-    return None
 
 
 def delivery_id() -> str:

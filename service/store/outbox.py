@@ -10,8 +10,10 @@ Layout (all in one hash slot per outbox; see :func:`service.store.keys.outbox_ta
   reads new entries with ``XREADGROUP``, and an entry stays pending (in the group's
   PEL) until :meth:`Outbox.settle` acknowledges and deletes it; one left pending
   longer than ``WEBHOOK_CLAIM_SECONDS`` (its worker died) is taken over with
-  ``XAUTOCLAIM``.  An emptied stream is deleted, group and consumers with it, so an
-  outbox exists only while it holds deliveries (and a sweep finds it by ``EXISTS``).
+  ``XAUTOCLAIM``.  A worker renews its claim (:meth:`Outbox.renew`) just before each
+  attempt, and sends nothing it no longer holds.  An emptied stream is deleted, group
+  and consumers with it, so an outbox exists only while it holds deliveries (and a
+  sweep finds it by ``EXISTS``).
 * ``t13:{<slot tag>}:hooks-later`` sorted set -- deliveries whose next attempt waits
   (scored by its time in ms), moved back into the stream by :meth:`Outbox.promote`.
 * ``t13:{<game id>}:hooks-log`` list -- each attempt of the game's deliveries (JSON),
@@ -92,6 +94,26 @@ return 1
 )
 
 
+RENEW_SCRIPT = (
+    """
+-- Renew a worker's claim on a delivery it took, just before an attempt: its idle time
+-- starts again from 0, so no other worker takes it over for WEBHOOK_CLAIM_SECONDS.
+-- KEYS[1] the outbox stream; ARGV[1] the entry's id, ARGV[2] the worker (consumer)
+-- Returns 1; 0 if the entry is not pending for that worker any more (settled, or
+-- taken over by another): then it must not be sent.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local found = redis.call('XPENDING', KEYS[1], '"""
+    + keys.OUTBOX_GROUP
+    + """', ARGV[1], ARGV[1], 1)
+if #found == 0 or found[1][2] ~= ARGV[2] then return 0 end
+redis.call('XCLAIM', KEYS[1], '"""
+    + keys.OUTBOX_GROUP
+    + """', ARGV[2], 0, ARGV[1], 'JUSTID')
+return 1
+"""
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Delivery:
     """One attempt's worth of a queued delivery, as a worker took it."""
@@ -117,6 +139,7 @@ class Outbox:
         self._log_ttl = log_ttl_seconds
         self._promote = client.register_script(PROMOTE_SCRIPT)
         self._settle = client.register_script(SETTLE_SCRIPT)
+        self._renew = client.register_script(RENEW_SCRIPT)
 
     def occupied(self, slots: range = range(keys.SLOTS)) -> Iterator[int]:
         """The slots among ``slots`` whose outbox holds deliveries (due, pending or
@@ -170,6 +193,16 @@ class Outbox:
                     return []
                 raise
         return [_delivery(slot, entry) for entry in reply[1] if entry and entry[1]]
+
+    def renew(self, delivery: Delivery, consumer: str) -> bool:
+        """Renew ``consumer``'s claim on ``delivery`` (its idle time back to 0); False
+        if it is not ``consumer``'s any more (settled, or taken over)."""
+        with translate_errors():
+            done = self._renew(
+                keys=[keys.outbox_key(delivery.slot, keys.OUTBOX)],
+                args=[delivery.entry_id, consumer],
+            )
+        return bool(done)
 
     def settle(self, delivery: Delivery, line: dict[str, Any], retry_at_ms: int | None) -> bool:
         """Acknowledge ``delivery``'s attempt and log ``line``; queue its next attempt

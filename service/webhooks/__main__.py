@@ -5,7 +5,8 @@ Reads the same environment as the server (``REDIS_URL``, ``REDIS_CLUSTER``, the
 they share the work through the outboxes' consumer groups.  SIGTERM or SIGINT: no new
 deliveries are taken, the attempts under way finish, and the worker exits; a
 delivery it had taken but not sent is taken over by another worker after
-``WEBHOOK_CLAIM_SECONDS``.
+``WEBHOOK_CLAIM_SECONDS``. The stop is bounded: each attempt under way ends
+within ``WEBHOOK_TIMEOUT_SECONDS``.
 """
 
 from __future__ import annotations

@@ -20,6 +20,28 @@ deliveries of a batch are sent in order by one thread of a pool of
 ``WEBHOOK_CONCURRENCY``, games in parallel.  A slot is read again only once its
 batch is settled, so a game's deliveries go out in order while they succeed.
 
+Slow receivers:
+
+* **A deadline per attempt.** Each attempt ends within ``WEBHOOK_TIMEOUT_SECONDS`` in
+  all, however its receiver trickles (:mod:`~service.webhooks.sender`).
+* **A cap per receiver.** At most ``WEBHOOK_HOST_CONCURRENCY`` games of one receiver
+  (the URL's host and port) are sent at once; the others wait in a queue of that
+  receiver, holding no thread, so a receiver that is slow takes at most its cap of the
+  pool and every other game's deliveries go on.
+* **No takeover in flight.** Just before each attempt the worker renews its claim on
+  the delivery (:meth:`~service.store.outbox.Outbox.renew`: its idle time back to 0,
+  only if it is still this worker's) and cuts the attempt off half a
+  ``WEBHOOK_CLAIM_SECONDS`` later at the latest.  Another worker takes a delivery over
+  only once it was idle a whole ``WEBHOOK_CLAIM_SECONDS``, so never while an attempt of
+  it is in flight; and a delivery taken over while it waited its turn here is not sent
+  here any more.
+* **A bounded stop.** :meth:`DeliveryWorker.stop` takes no new delivery; each attempt
+  under way ends by its deadline, so a stop takes at most ``WEBHOOK_TIMEOUT_SECONDS``
+  and a second or two.
+
+A refused address (:mod:`~service.webhooks.guard`) is final for its delivery: logged
+``failed`` with the reason, never retried.
+
 Retries: exponential backoff from :data:`FIRST_RETRY_SECONDS`, doubling up to
 :data:`MAX_RETRY_SECONDS`, each delay drawn uniformly between half of it and all of
 it (jitter, so receivers coming back are not hit by every worker at once), until
@@ -35,10 +57,11 @@ import random
 import socket
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -111,6 +134,8 @@ class DeliveryWorker:
         self._next: dict[int, float] = {}  # slot -> its earliest timer
         self._sweep_now = threading.Event()
         self._pool = ThreadPoolExecutor(config.webhook_concurrency, thread_name_prefix="webhook")
+        self._sending: dict[str, int] = {}  # receiver -> its games being sent
+        self._waiting: dict[str, deque[tuple[int, list[Delivery]]]] = {}  # at their cap
         self._subscribed = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -280,12 +305,24 @@ class DeliveryWorker:
             if len(deliveries) >= BATCH:
                 self._full.add(slot)
         for game in by_game.values():
-            try:
-                self._pool.submit(self._send_all, slot, game)
-            except RuntimeError:  # stopping: left pending, taken over later
+            receiver = _receiver(game[0])
+            with self._changed:
+                sending = self._sending.get(receiver, 0)
+                if sending >= self._config.webhook_host_concurrency:
+                    self._waiting.setdefault(receiver, deque()).append((slot, game))
+                    continue
+                self._sending[receiver] = sending + 1
+            if not self._submit(receiver, slot, game):
                 return
 
-    def _send_all(self, slot: int, deliveries: list[Delivery]) -> None:
+    def _submit(self, receiver: str, slot: int, deliveries: list[Delivery]) -> bool:
+        try:
+            self._pool.submit(self._send_all, receiver, slot, deliveries)
+        except RuntimeError:  # stopping: left pending, taken over later
+            return False
+        return True
+
+    def _send_all(self, receiver: str, slot: int, deliveries: list[Delivery]) -> None:
         try:
             for delivery in deliveries:
                 if self._stop.is_set():
@@ -294,24 +331,52 @@ class DeliveryWorker:
         except Exception:
             log.exception("webhook delivery failed unexpectedly (left pending)")
         finally:
-            with self._changed:
-                self._busy[slot] -= 1
-                if not self._busy[slot]:
-                    del self._busy[slot]
-                    if slot in self._full:
-                        self._full.discard(slot)
-                        self._ready.add(slot)
-                self._changed.notify_all()
+            self._settled(slot)
+            self._next_of(receiver)
+
+    def _next_of(self, receiver: str) -> None:
+        """A game of ``receiver`` is done: send the next one waiting for it, if any."""
+        with self._changed:
+            waiting = self._waiting.get(receiver)
+            if waiting and not self._stop.is_set():
+                slot, deliveries = waiting.popleft()
+            else:
+                slot, deliveries = -1, []
+                self._sending[receiver] -= 1
+                if not self._sending[receiver]:
+                    del self._sending[receiver]
+            if not waiting:
+                self._waiting.pop(receiver, None)
+        if deliveries:
+            self._submit(receiver, slot, deliveries)
+
+    def _settled(self, slot: int) -> None:
+        """One game of ``slot``'s batch is done: once all are, the slot may be read again."""
+        with self._changed:
+            self._busy[slot] -= 1
+            if not self._busy[slot]:
+                del self._busy[slot]
+                if slot in self._full:
+                    self._full.discard(slot)
+                    self._ready.add(slot)
+            self._changed.notify_all()
 
     def _attempt(self, delivery: Delivery) -> None:
         header = orjson.loads(delivery.header)
         body = orjson.loads(delivery.body)
         attempt = delivery.attempts + 1
+        renewed = time.monotonic()
+        if not self._outbox.renew(delivery, self.name):
+            log.info("webhook %s of game %s: taken over by another worker", body["id"], header["g"])
+            return
+        # another worker may take it over once idle WEBHOOK_CLAIM_SECONDS from the renewal
+        # (which Redis made after `renewed`): the attempt is over long before
+        deadline = renewed + self._config.webhook_claim_seconds / 2
         now = time.time()
         signed = signing.headers(header["k"], body["id"], delivery.body, int(now))
-        outcome = self._sender.post(header["u"], delivery.body, signed)
+        outcome = self._sender.post(header["u"], delivery.body, signed, deadline=deadline)
         retry_at = None
-        if not outcome.delivered:
+        if not outcome.delivered and not outcome.refused:
             retry_at = now + retry_delay(attempt)
             if retry_at > header["t"] / 1000 + self._config.webhook_retry_seconds:
                 retry_at = None
@@ -330,6 +395,12 @@ class DeliveryWorker:
                 attempt,
                 line["outcome"] + (f" ({outcome.error})" if outcome.error else ""),
             )
+
+
+def _receiver(delivery: Delivery) -> str:
+    """The receiver a delivery goes to, as its cap counts them: the URL's host and port."""
+    parts = urlsplit(orjson.loads(delivery.header)["u"])
+    return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
 
 
 def _log_line(

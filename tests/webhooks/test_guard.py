@@ -28,7 +28,21 @@ REFUSED = [
     "::ffff:10.0.0.1",
     "::ffff:169.254.169.254",
     "::",
+    # IPv6 carrying IPv4 (issue 39): NAT64 of a private, metadata or loopback address;
+    # the local-use NAT64 prefix, IPv4-translated and IPv4-compatible whatever they
+    # carry; 6to4 of a private address
+    "64:ff9b::a00:1",
+    "64:ff9b::a9fe:a9fe",
+    "64:ff9b::7f00:1",
+    "64:ff9b:1::808:808",
+    "64:ff9b:1:a9fe:a9fe::",
+    "::ffff:0:808:808",
+    "::ffff:0:a9fe:a9fe",
+    "::808:808",
+    "::7f00:1",
+    "2002:a00:1::1",
 ]
+REFUSAL = "no address a delivery may reach"
 LOOPBACK = ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1"]
 
 
@@ -45,14 +59,17 @@ def resolving_to(*addresses: str):  # noqa: ANN201 (a stub resolver)
 
 @pytest.mark.parametrize("address", REFUSED)
 def test_private_link_local_and_metadata_addresses_are_refused(address: str):
-    with pytest.raises(RefusedAddress, match="not a public address"):
+    """Refused, in words that do not say what the name resolved to (no DNS oracle)."""
+    with pytest.raises(RefusedAddress, match=REFUSAL) as refused:
         checked_address("hooks.example.com", 443, resolving_to(address), allow_loopback=True)
+    assert str(refused.value) == f"hooks.example.com: {REFUSAL}"
 
 
 @pytest.mark.parametrize("address", LOOPBACK)
 def test_loopback_needs_the_setting(address: str):
-    with pytest.raises(RefusedAddress, match="loopback"):
+    with pytest.raises(RefusedAddress) as refused:
         checked_address("hooks.example.com", 443, resolving_to(address), allow_loopback=False)
+    assert str(refused.value) == f"hooks.example.com: {REFUSAL}"
     assert checked_address("x", 80, resolving_to(address), allow_loopback=True) == address
 
 
@@ -60,8 +77,9 @@ def test_every_address_of_a_name_is_checked():
     """A name with a public address and a private one is refused: the check does not
     pick the allowed one out of a rebinding answer."""
     resolve = resolving_to("93.184.215.14", "10.0.0.7")
-    with pytest.raises(RefusedAddress, match="10.0.0.7"):
+    with pytest.raises(RefusedAddress) as refused:
         checked_address("hooks.example.com", 443, resolve, allow_loopback=False)
+    assert "10.0.0.7" not in str(refused.value) and REFUSAL in str(refused.value)
     assert (
         checked_address(
             "hooks.example.com",
@@ -71,8 +89,16 @@ def test_every_address_of_a_name_is_checked():
         )
         == "93.184.215.14"
     )
-    with pytest.raises(RefusedAddress, match="no address"):
+    with pytest.raises(RefusedAddress, match=REFUSAL):
         checked_address("hooks.example.com", 443, resolving_to(), allow_loopback=False)
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::5db8:d70e", "2002:5db8:d70e::1", "8.8.8.8"])
+def test_public_ipv4_through_nat64_or_6to4_is_allowed(address: str):
+    """An IPv6-only network with DNS64 reaches an IPv4-only receiver as 64:ff9b::/96."""
+    assert checked_address("x.example", 443, resolving_to(address), allow_loopback=False) == (
+        address
+    )
 
 
 @pytest.mark.parametrize(
@@ -92,11 +118,50 @@ def test_every_address_of_a_name_is_checked():
         ("https://hooks.example.com:99999/", "not a URL"),
         ("https://hooks.exa mple.com/", "spaces or control"),
         ("https://hooks.example.com/\n", "spaces or control"),
+        # every form the resolver reads as an address (issue 39)
+        ("https://2130706433/", "127.0.0.1 is a loopback address"),
+        ("https://0x7f000001/", "127.0.0.1 is a loopback address"),
+        ("https://0177.0.0.1/", "127.0.0.1 is a loopback address"),
+        ("https://127.1/", "127.0.0.1 is a loopback address"),
+        ("https://0x7f.1/", "127.0.0.1 is a loopback address"),
+        ("https://\uff11\uff12\uff17.\uff10.\uff10.\uff11/", "127.0.0.1 is a loopback"),
+        ("https://localhost./", "127.0.0.1 is a loopback address"),
+        ("https://LocalHost/", "127.0.0.1 is a loopback address"),
+        ("https://api.localhost./", "127.0.0.1 is a loopback address"),
+        ("https://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/", "loopback"),
+        ("https://0xa9fea9fe/", "169.254.169.254 is not a public address"),
+        ("https://10.1/", "10.0.0.1 is not a public address"),
+        ("https://167772161/", "10.0.0.1 is not a public address"),
+        ("https://[64:ff9b::a9fe:a9fe]/", "not a public address"),
+        ("https://[64:ff9b::7f00:1]/", "not a public address"),
+        ("https://[64:ff9b:1::808:808]/", "local-use NAT64 address: refused"),
+        ("https://[::ffff:0:808:808]/", "IPv4-translated address: refused"),
+        ("https://[::808:808]/", "IPv4-compatible address: refused"),
+        ("https://[::7f00:1]/", "IPv4-compatible address: refused"),
+        ("https://[2002:a9fe:a9fe::1]/", "not a public address"),
+        ("https://metadata/", "not a public name"),
+        ("https://metadata.google.internal/", "not a public name"),
+        ("https://printer.local./", "not a public name"),
+        ("https://a..b/", "not a valid host name"),
     ],
 )
 def test_urls_refused_at_creation(url: str, reason: str):
     with pytest.raises(WebhookRefusedError, match=reason):
         check_url(url, allow_http=False, allow_loopback=False)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://hooks.example.com./t13",
+        "https://93.184.215.14/",
+        "https://[64:ff9b::5db8:d70e]/",
+        "https://[2606:2800:21f:cb07::1]/",
+        "https://b\u00fccher.example/",
+    ],
+)
+def test_public_hosts_are_accepted_at_creation(url: str):
+    check_url(url, allow_http=False, allow_loopback=False)
 
 
 def test_a_name_is_checked_at_each_delivery_not_only_at_creation(
@@ -111,7 +176,7 @@ def test_a_name_is_checked_at_each_delivery_not_only_at_creation(
         outcome = sender.post("https://hooks.example.com/t13", b"{}", {})
         assert resolve.asked == ["hooks.example.com"]  # type: ignore[attr-defined]
         assert outcome.status is None and not outcome.delivered
-        assert outcome.error is not None and outcome.error.startswith("refused: hooks.example.com")
+        assert outcome.refused and outcome.error == f"refused: hooks.example.com: {REFUSAL}"
     assert only_loopback_connections == []
 
 
