@@ -98,8 +98,10 @@ def test_every_store_call_raises_store_unavailable_while_redis_loads(loading: Lo
         "commit": lambda: store.commit(gid, 1, b"doc", idempotency=("k" * 64, b"f", b"r")),
         "events": lambda: store.events(gid, 0),
         "create": lambda: store.create("loadingtest", b"doc"),
-        "issue_ticket": lambda: store.issue_ticket(gid, "ticket", 0, 60),
-        "redeem_ticket": lambda: store.redeem_ticket(gid, "ticket"),
+        "issue_ticket": lambda: store.issue_ticket(gid, "ticket", 0, "holder", 60),
+        "open_ticket": lambda: store.open_ticket(gid, "ticket", 60),
+        "renew_ticket": lambda: store.renew_ticket(gid, "ticket", 60),
+        "void_ticket": lambda: store.void_ticket(gid, "ticket"),
     }
     try:
         for name, call in calls.items():
