@@ -90,6 +90,18 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar("RATE_LIMIT_LIST", "120/minute", "Limit on `GET /v1/games` (the lobby's listing)."),
     EnvVar("RATE_LIMIT_QUICK_JOIN", "30/minute", "Limit on `POST /v1/lobby/quick-join`."),
     EnvVar(
+        "RATE_LIMIT_SEAT_CHANGES",
+        "30/minute",
+        "Limit per token on `POST` and `DELETE /v1/games/{id}/autopilot` and "
+        "`POST /v1/games/{id}/resign`.",
+    ),
+    EnvVar(
+        "RATE_LIMIT_STREAM_TICKETS",
+        "30/minute",
+        "Limit per token on `POST /v1/games/{id}/stream-tickets` (a ticket opens its "
+        "seat's stream as often as asked: one is enough).",
+    ),
+    EnvVar(
         "LOBBY_WAITING_SECONDS",
         "3600",
         "A listed game still waiting for players this long after its creation leaves the "
@@ -264,6 +276,8 @@ class Config:
     rate_limit_evaluate: str = "60/minute"
     rate_limit_list: str = "120/minute"
     rate_limit_quick_join: str = "30/minute"
+    rate_limit_seat_changes: str = "30/minute"
+    rate_limit_stream_tickets: str = "30/minute"
     lobby_waiting_seconds: int = 3600
     fast_lane: bool = True
     trusted_proxy_hops: int = 0
@@ -324,6 +338,8 @@ class Config:
             rate_limit_evaluate=env.rate("RATE_LIMIT_EVALUATE"),
             rate_limit_list=env.rate("RATE_LIMIT_LIST"),
             rate_limit_quick_join=env.rate("RATE_LIMIT_QUICK_JOIN"),
+            rate_limit_seat_changes=env.rate("RATE_LIMIT_SEAT_CHANGES"),
+            rate_limit_stream_tickets=env.rate("RATE_LIMIT_STREAM_TICKETS"),
             lobby_waiting_seconds=env.integer("LOBBY_WAITING_SECONDS", minimum=1),
             fast_lane=env.boolean("FAST_LANE"),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),

@@ -48,12 +48,13 @@ class Autopilot(MethodView):
     )
     @blp.arguments(inputs.AutopilotIn(), example={"level": "basic"})
     @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
-    @document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level"})
+    @document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level", 429: "Rate limited"})
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Hand your seat to a bot
 
         The bot plays your turns (at once, if it is your turn) until you take
-        the seat back. Your token stays valid.
+        the seat back. Your token stays valid. Asked again at the level it
+        plays, nothing changes: no event, the same version, your view as it is.
         """
         return _seat_change(game_id, body["level"])
 
@@ -63,9 +64,13 @@ class Autopilot(MethodView):
         parameters=parameters("Idempotency-Key"),
     )
     @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
-    @document_errors(blp, ERRORS_PLAYER)
+    @document_errors(blp, {**ERRORS_PLAYER, 429: "Rate limited"})
     def delete(self, game_id: str) -> Response:
-        """Take your seat back from the bot"""
+        """Take your seat back from the bot
+
+        When no bot plays your seat, nothing changes: no event, the same
+        version, your view as it is.
+        """
         return _seat_change(game_id, None)
 
 
