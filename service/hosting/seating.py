@@ -49,7 +49,8 @@ def create_record(
     """A new game record (of id ``game_id``, default a new one), the tokens of its
     human seats, and its first events.
 
-    Raises :class:`InvalidOptionError` (422) for bad options, seat counts or bots.
+    Raises :class:`InvalidOptionError` (422) for bad options, seat counts or bots,
+    and for a seeded game asked to be ``listed``.
     """
     options = Options.from_dict(overrides, base=preset(ruleset))
     total = len(players) if seats is None else seats
@@ -69,6 +70,12 @@ def create_record(
             field="players",
         )
     seeded = seed is not None and allow_seed
+    if seeded and listed:  # its creator can compute every hand: not for strangers
+        raise InvalidOptionError(
+            "a seeded game cannot be listed: its creator knows every deal; "
+            "leave out `seed` or `listed`",
+            field="listed",
+        )
     record = GameRecord(
         id=new_game_id() if game_id is None else game_id,
         ruleset=ruleset,
