@@ -127,7 +127,7 @@ def claim_reserved(record: GameRecord, old_token: str) -> tuple[int, str, list[E
     digest = hash_token(old_token)
     for seat in record.seats:
         if seat.reserved_for == digest:
-            seat.reserved_for = None
+            seat.reserved_for, seat.claimed_with = None, digest
             token = issue_token(seat)
             events = [Event("player_joined", {"seat": seat.seat, "name": seat.name, "bot": None})]
             return seat.seat, token, events + record.start_if_full()
