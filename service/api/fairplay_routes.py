@@ -18,6 +18,7 @@ from service.api.snapshots import snapshot
 from service.api.writes import ChangeOutcome, Write, change, create_game, current, optimistic_write
 from service.engine.records import Event
 from service.hosting.record import GameRecord
+from service.hosting.refusals import GameNotFinishedError
 from service.hosting.replays import build_replay, rematch_record
 from service.hosting.seating import claim_reserved
 from service.hosting.timers import set_autopilot
@@ -154,7 +155,9 @@ def _rematch_id(game_id: str) -> str:
 class Replay(MethodView):
     @blp.doc(operationId="getReplay")
     @blp.response(200, outputs.ReplayOut)
-    @document_errors(blp, {**ERRORS_READ, 409: "Game not finished"}, "GAME_NOT_FINISHED")
+    @document_errors(
+        blp, {**ERRORS_READ, 409: "Game not finished", 429: "Rate limited"}, "GAME_NOT_FINISHED"
+    )
     def get(self, game_id: str) -> Response:
         """Replay of a finished game
 
@@ -162,7 +165,13 @@ class Replay(MethodView):
         `three-thirteen-verify` to check the deals were fixed at creation.
         """
         _version, record = current(game_id)
-        return json_response(build_replay(record, _all_events(game_id, len(record.seats))))
+        if record.status != "finished":  # before the log is read
+            raise GameNotFinishedError("the replay is published once the game is finished")
+        text = store().load_replay(game_id)
+        if text is None:  # built once: a finished game's replay never changes
+            text = orjson.dumps(build_replay(record, _all_events(game_id, len(record.seats))))
+            store().save_replay(game_id, text)
+        return json_response(orjson.Fragment(text))
 
 
 def _all_events(game_id: str, seats: int) -> list[dict[str, Any]]:

@@ -3,9 +3,9 @@
 * ``POST /v1/games`` (create), ``POST /v1/games/{id}/players`` (join; leaving
   and renaming count as joins), ``GET /v1/games`` (the lobby's listing),
   ``POST /v1/lobby/quick-join`` and ``POST /v1/hands/evaluate`` (a hand's
-  arrangement, CPU bound): per client IP (``REMOTE_ADDR``: behind proxies, the
-  client's address taken from ``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS``, see
-  :func:`service.app.create_app`);
+  arrangement, CPU bound), ``GET /v1/games/{id}/replay``: per client IP
+  (``REMOTE_ADDR``: behind proxies, the client's address taken from
+  ``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS``, see :func:`service.app.create_app`);
 * ``POST /v1/games/{id}/moves``, ``POST``/``DELETE /v1/games/{id}/autopilot`` and
   ``POST /v1/games/{id}/resign`` (seat changes), ``POST /v1/games/{id}/stream-tickets``:
   per bearer token, keyed by a hash of the token (the raw token never reaches the
@@ -153,6 +153,7 @@ class RateLimits:
     auth_failures: Limit
     seat_changes: Limit
     stream_tickets: Limit
+    replay: Limit
 
     @classmethod
     def from_config(cls, config: Config) -> RateLimits | None:
@@ -174,6 +175,7 @@ class RateLimits:
             ),
             Limit.parse("seat-changes", config.rate_limit_seat_changes, "seat changes"),
             Limit.parse("stream-tickets", config.rate_limit_stream_tickets, "stream tickets"),
+            Limit.parse("replay", config.rate_limit_replay),
         )
 
     def count_move(self, token: str | None, environ: dict[str, Any]) -> None:
@@ -223,6 +225,7 @@ def install(app: Flask, limits: RateLimits, bearer_token: Callable[[], str | Non
         ("lobby.QuickJoin", "POST"): limits.quick_join,
         ("lobby.OwnSeat", "PATCH"): limits.join,
         ("lobby.OwnSeat", "DELETE"): limits.join,
+        ("fairplay.Replay", "GET"): limits.replay,
     }
     per_token = {
         ("fairplay.Autopilot", "POST"): limits.seat_changes,
