@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-http bench-realtime bench-report bench-webhooks openapi docs soak clean
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
@@ -79,6 +79,9 @@ bench-realtime: install ## N = 100, 1,000, 10,000 waiting clients (long polls + 
 HOOKS ?=
 bench-webhooks: install ## webhook delivery latency (commit to receipt) and one worker's throughput (about 1 minute); HOOKS="--rate 100"
 	$(PY) bench/webhooks.py $(HOOKS)
+
+bench-replay: install ## a finished replay answered saved and built, side by side (about 1 minute)
+	$(PY) bench/replay_cache.py
 
 bench-report: install ## chart + markdown table of the last bench-http run (bench/results/)
 	$(PY) bench/report.py

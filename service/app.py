@@ -12,6 +12,7 @@ from werkzeug.routing import BaseConverter
 
 from service import logs
 from service.api import (
+    auth,
     fairplay_routes,
     game_routes,
     limits,
@@ -129,7 +130,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     problems.register(app)
     metrics.install(app)
     if rate_limits is not None:
-        limits.install(app, rate_limits)
+        limits.install(app, rate_limits, auth.bearer_token)
     cors = None
     if config.cors_origins:  # what a page may send and read: what the routes and spec say
         spec = finalize_spec(api.spec.to_dict())

@@ -89,6 +89,19 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar("RATE_LIMIT_EVALUATE", "60/minute", "Limit on `POST /v1/hands/evaluate`."),
     EnvVar("RATE_LIMIT_LIST", "120/minute", "Limit on `GET /v1/games` (the lobby's listing)."),
     EnvVar("RATE_LIMIT_QUICK_JOIN", "30/minute", "Limit on `POST /v1/lobby/quick-join`."),
+    EnvVar("RATE_LIMIT_REPLAY", "60/minute", "Limit on `GET /v1/games/{id}/replay`."),
+    EnvVar(
+        "RATE_LIMIT_SEAT_CHANGES",
+        "30/minute",
+        "Limit per token on `POST` and `DELETE /v1/games/{id}/autopilot` and "
+        "`POST /v1/games/{id}/resign`.",
+    ),
+    EnvVar(
+        "RATE_LIMIT_STREAM_TICKETS",
+        "30/minute",
+        "Limit per token on `POST /v1/games/{id}/stream-tickets` (a ticket opens its "
+        "seat's stream as often as asked: one is enough).",
+    ),
     EnvVar(
         "LOBBY_WAITING_SECONDS",
         "3600",
@@ -274,6 +287,9 @@ class Config:
     rate_limit_evaluate: str = "60/minute"
     rate_limit_list: str = "120/minute"
     rate_limit_quick_join: str = "30/minute"
+    rate_limit_seat_changes: str = "30/minute"
+    rate_limit_stream_tickets: str = "30/minute"
+    rate_limit_replay: str = "60/minute"
     lobby_waiting_seconds: int = 3600
     fast_lane: bool = True
     trusted_proxy_hops: int = 0
@@ -335,6 +351,9 @@ class Config:
             rate_limit_evaluate=env.rate("RATE_LIMIT_EVALUATE"),
             rate_limit_list=env.rate("RATE_LIMIT_LIST"),
             rate_limit_quick_join=env.rate("RATE_LIMIT_QUICK_JOIN"),
+            rate_limit_seat_changes=env.rate("RATE_LIMIT_SEAT_CHANGES"),
+            rate_limit_stream_tickets=env.rate("RATE_LIMIT_STREAM_TICKETS"),
+            rate_limit_replay=env.rate("RATE_LIMIT_REPLAY"),
             lobby_waiting_seconds=env.integer("LOBBY_WAITING_SECONDS", minimum=1),
             fast_lane=env.boolean("FAST_LANE"),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),

@@ -18,6 +18,7 @@ from service.api.snapshots import snapshot
 from service.api.writes import ChangeOutcome, Write, change, create_game, current, optimistic_write
 from service.engine.records import Event
 from service.hosting.record import GameRecord
+from service.hosting.refusals import GameNotFinishedError
 from service.hosting.replays import build_replay, rematch_record
 from service.hosting.seating import claim_reserved
 from service.hosting.timers import set_autopilot
@@ -48,12 +49,13 @@ class Autopilot(MethodView):
     )
     @blp.arguments(inputs.AutopilotIn(), example={"level": "basic"})
     @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
-    @document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level"})
+    @document_errors(blp, {**ERRORS_PLAYER, 422: "Unknown bot level", 429: "Rate limited"})
     def post(self, body: dict[str, Any], game_id: str) -> Response:
         """Hand your seat to a bot
 
         The bot plays your turns (at once, if it is your turn) until you take
-        the seat back. Your token stays valid.
+        the seat back. Your token stays valid. Asked again at the level it
+        plays, nothing changes: no event, the same version, your view as it is.
         """
         return _seat_change(game_id, body["level"])
 
@@ -63,9 +65,13 @@ class Autopilot(MethodView):
         parameters=parameters("Idempotency-Key"),
     )
     @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
-    @document_errors(blp, ERRORS_PLAYER)
+    @document_errors(blp, {**ERRORS_PLAYER, 429: "Rate limited"})
     def delete(self, game_id: str) -> Response:
-        """Take your seat back from the bot"""
+        """Take your seat back from the bot
+
+        When no bot plays your seat, nothing changes: no event, the same
+        version, your view as it is.
+        """
         return _seat_change(game_id, None)
 
 
@@ -149,7 +155,9 @@ def _rematch_id(game_id: str) -> str:
 class Replay(MethodView):
     @blp.doc(operationId="getReplay")
     @blp.response(200, outputs.ReplayOut)
-    @document_errors(blp, {**ERRORS_READ, 409: "Game not finished"}, "GAME_NOT_FINISHED")
+    @document_errors(
+        blp, {**ERRORS_READ, 409: "Game not finished", 429: "Rate limited"}, "GAME_NOT_FINISHED"
+    )
     def get(self, game_id: str) -> Response:
         """Replay of a finished game
 
@@ -157,7 +165,13 @@ class Replay(MethodView):
         `three-thirteen-verify` to check the deals were fixed at creation.
         """
         _version, record = current(game_id)
-        return json_response(build_replay(record, _all_events(game_id, len(record.seats))))
+        if record.status != "finished":  # before the log is read
+            raise GameNotFinishedError("the replay is published once the game is finished")
+        text = store().load_replay(game_id)
+        if text is None:  # built once: a finished game's replay never changes
+            text = orjson.dumps(build_replay(record, _all_events(game_id, len(record.seats))))
+            store().save_replay(game_id, text)
+        return json_response(orjson.Fragment(text))
 
 
 def _all_events(game_id: str, seats: int) -> list[dict[str, Any]]:

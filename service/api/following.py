@@ -19,6 +19,7 @@ from service.api.responses import json_response
 from service.api.schemas.fields import QueryInteger, QueryNumber
 from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS, TICKET_PATTERN
 from service.hosting.tokens import hash_token
+from service.store import GameNotFound
 
 TICKET_REFUSED = "this stream ticket is unknown, expired, or its seat changed hands"
 
@@ -97,6 +98,10 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
             if proof is not None:
                 found, _held = streams.while_held(game_id, found, *proof)
             return _events_page(found, cursor)
+    if proof is None and store().load_version(game_id) is None:
+        # before watching: a watch subscribes the game's channel (and it lingers),
+        # which an unknown id must not cost (a proof has read the game already)
+        raise GameNotFound(game_id)
     follower: streams.Follower | None  # None once the stream has it
     follower = streams.Follower(game_id, proof, after, media, ticket)
     try:

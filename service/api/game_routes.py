@@ -335,7 +335,7 @@ class Events(MethodView):
 class StreamTickets(MethodView):
     @blp.doc(operationId="createStreamTicket", security=[{"bearer": []}])
     @blp.response(201, outputs.StreamTicketOut)
-    @document_errors(blp, ERRORS_PLAYER)
+    @document_errors(blp, {**ERRORS_PLAYER, 429: "Rate limited"})
     def post(self, game_id: str) -> Response:
         """Get a stream ticket
 

@@ -3,11 +3,13 @@
 * ``POST /v1/games`` (create), ``POST /v1/games/{id}/players`` (join; leaving
   and renaming count as joins), ``GET /v1/games`` (the lobby's listing),
   ``POST /v1/lobby/quick-join`` and ``POST /v1/hands/evaluate`` (a hand's
-  arrangement, CPU bound): per client IP (``REMOTE_ADDR``: behind proxies, the
-  client's address taken from ``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS``, see
-  :func:`service.app.create_app`);
-* ``POST /v1/games/{id}/moves``: per bearer token, keyed by a hash of the token (the
-  raw token never reaches the limiter's storage); requests without a token by IP;
+  arrangement, CPU bound), ``GET /v1/games/{id}/replay``: per client IP
+  (``REMOTE_ADDR``: behind proxies, the client's address taken from
+  ``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS``, see :func:`service.app.create_app`);
+* ``POST /v1/games/{id}/moves``, ``POST``/``DELETE /v1/games/{id}/autopilot`` and
+  ``POST /v1/games/{id}/resign`` (seat changes), ``POST /v1/games/{id}/stream-tickets``:
+  per bearer token, keyed by a hash of the token (the raw token never reaches the
+  limiter's storage); requests without a token by IP;
 * failed authentication (every 401, on any endpoint): per client IP
   (``RATE_LIMIT_AUTH_FAILURES``), so bogus tokens, each with a move budget of its own,
   cannot buy an address unlimited work: over the limit the 401 becomes a 429.
@@ -30,6 +32,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +151,9 @@ class RateLimits:
     quick_join: Limit
     moves: Limit
     auth_failures: Limit
+    seat_changes: Limit
+    stream_tickets: Limit
+    replay: Limit
 
     @classmethod
     def from_config(cls, config: Config) -> RateLimits | None:
@@ -167,6 +173,9 @@ class RateLimits:
                 config.rate_limit_auth_failures,
                 "failed authentications",
             ),
+            Limit.parse("seat-changes", config.rate_limit_seat_changes, "seat changes"),
+            Limit.parse("stream-tickets", config.rate_limit_stream_tickets, "stream tickets"),
+            Limit.parse("replay", config.rate_limit_replay),
         )
 
     def count_move(self, token: str | None, environ: dict[str, Any]) -> None:
@@ -201,12 +210,14 @@ def storage_uri(config: Config) -> str:
     return url
 
 
-def install(app: Flask, limits: RateLimits) -> None:
+def install(app: Flask, limits: RateLimits, bearer_token: Callable[[], str | None]) -> None:
     """Count the limited endpoints' requests before their views run.
 
     Only these requests consult the storage (a dead storage would otherwise
-    hold up any request, /readyz included)."""
-    endpoints = {
+    hold up any request, /readyz included).  Each is counted per client address,
+    or per bearer token (:func:`by_token`; ``bearer_token()`` is the request's)
+    for the seat's own actions."""
+    per_address = {
         ("games.Games", "POST"): limits.create,
         ("games.Players", "POST"): limits.join,
         ("rules.Evaluate", "POST"): limits.evaluate,
@@ -214,10 +225,22 @@ def install(app: Flask, limits: RateLimits) -> None:
         ("lobby.QuickJoin", "POST"): limits.quick_join,
         ("lobby.OwnSeat", "PATCH"): limits.join,
         ("lobby.OwnSeat", "DELETE"): limits.join,
+        ("fairplay.Replay", "GET"): limits.replay,
+    }
+    per_token = {
+        ("fairplay.Autopilot", "POST"): limits.seat_changes,
+        ("fairplay.Autopilot", "DELETE"): limits.seat_changes,
+        ("lobby.Resign", "POST"): limits.seat_changes,
+        ("games.StreamTickets", "POST"): limits.stream_tickets,
     }
 
     @app.before_request
     def _count() -> None:
-        limit = endpoints.get((request.endpoint or "", request.method))
+        endpoint = (request.endpoint or "", request.method)
+        limit = per_address.get(endpoint)
         if limit is not None:
             limits.limiter.check(limit, by_address(request.environ))
+            return
+        limit = per_token.get(endpoint)
+        if limit is not None:
+            limits.limiter.check(limit, by_token(bearer_token(), request.environ))

@@ -186,7 +186,7 @@ class Resign(MethodView):
     @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
     @document_errors(
         blp,
-        {**ERRORS_PLAYER, 409: "Game not in progress, or resigned already"},
+        {**ERRORS_PLAYER, 409: "Game not in progress, or resigned already", 429: "Rate limited"},
         "GAME_NOT_IN_PROGRESS",
         "RESIGNED",
     )

@@ -54,6 +54,13 @@ class ChangeOutcome:
     """Called once the change is saved (not for an attempt lost to a race and
     retried): what must count only changes that happened, such as metrics."""
 
+    @property
+    def changed(self) -> bool:
+        """Whether there is anything to save: an operation that leaves the game as
+        it was (autopilot asked for at the level it plays, a rename to the same
+        name) has no events, and is answered at the current version, unsaved."""
+        return bool(self.events)
+
 
 @dataclass(frozen=True, slots=True)
 class Write:
@@ -150,15 +157,19 @@ def change(
 ) -> Response:
     """A request's change of a game: ``operation(version, record)`` changes the
     record and says what to answer; saved by :func:`optimistic_write` with the
-    request's idempotency record.  With ``conditional`` the request's
-    ``If-Match`` is honoured (412 when stale)."""
+    request's idempotency record.  An operation that changes nothing (no
+    events) saves nothing: it is answered at the version it read.  With
+    ``conditional`` the request's ``If-Match`` is honoured (412 when stale)."""
     expected = if_match_version() if conditional else None
     idem = game_idempotency(game_id)
 
     def step(
         version: int, record: GameRecord
-    ) -> tuple[Write, tuple[ChangeOutcome, int, bytes, int]]:
+    ) -> tuple[Write | None, tuple[ChangeOutcome, int, bytes, int]]:
         outcome = operation(version, record)
+        if not outcome.changed:  # nothing appended, nobody woken, no record kept
+            status, _body, _public, text, _parts = _answer_texts(record, outcome, version)
+            return None, (outcome, status, text, version)
         new_version = version + 1
         status, body, public, text, seat_parts = _answer_texts(record, outcome, new_version)
         saved = None if idem is None else idem.record(status, body, new_version)
@@ -172,7 +183,7 @@ def change(
     except IdempotentReplay as first:
         assert idem is not None
         return replay(idem, first.fingerprint, first.response)
-    if outcome.committed is not None:
+    if outcome.committed is not None and outcome.changed:
         outcome.committed()
     return json_response(
         orjson.Fragment(text), status, version=new_version, headers=outcome.headers

@@ -85,12 +85,18 @@ def _require_waiting(record: GameRecord, action: str) -> None:
 
 def leave(record: GameRecord, seat: int) -> list[Event]:
     """``seat``'s player leaves a game that has not started: the seat reopens
-    (its token is void); when no human is left, the game is cancelled."""
+    (its token is void), or, a rematch seat, is reserved again for the finished
+    game's player it was reserved for (who may claim it again, by name as
+    before); when no human is left, the game is cancelled."""
     _require_waiting(record, "resign instead (POST /v1/games/{id}/resign)")
     info = record.seats[seat]
     events = [Event("player_left", {"seat": seat, "name": info.name})]
-    info.name = info.token_hash = info.bot = None
+    info.token_hash = info.bot = None
     info.autopilot, info.missed_turns = False, 0
+    if info.claimed_with is None:
+        info.name = None
+    else:  # a rematch seat stays its player's: not joinable
+        info.reserved_for, info.claimed_with = info.claimed_with, None
     if not any(s.token_hash is not None or s.reserved_for is not None for s in record.seats):
         record.cancelled = True
         events.append(Event("game_cancelled", {"reason": "last_player_left"}))

@@ -50,7 +50,9 @@ from service.hosting.webhooks import Webhook
 class Seat:
     """One seat: who sits there.  A human seat on ``autopilot`` is played by the
     bot ``bot`` until its player takes it back; a ``reserved`` seat (rematch) can
-    only be claimed by the holder of the earlier game's token."""
+    only be claimed by the holder of the earlier game's token.  A rematch seat
+    keeps the hash of the token it was claimed with (``claimed_with``): when its
+    player leaves, it is reserved for that token again, never opened to anyone."""
 
     seat: int
     name: str | None = None
@@ -59,6 +61,7 @@ class Seat:
     autopilot: bool = False
     missed_turns: int = 0
     reserved_for: str | None = None
+    claimed_with: str | None = None
     resigned: bool = False
 
     @property
@@ -82,6 +85,8 @@ class Seat:
             out["missed_turns"] = self.missed_turns
         if self.reserved_for is not None:
             out["reserved_for"] = self.reserved_for
+        if self.claimed_with is not None:
+            out["claimed_with"] = self.claimed_with
         if self.resigned:
             out["resigned"] = True
         return out

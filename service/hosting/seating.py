@@ -49,7 +49,8 @@ def create_record(
     """A new game record (of id ``game_id``, default a new one), the tokens of its
     human seats, and its first events.
 
-    Raises :class:`InvalidOptionError` (422) for bad options, seat counts or bots.
+    Raises :class:`InvalidOptionError` (422) for bad options, seat counts or bots,
+    and for a seeded game asked to be ``listed``.
     """
     options = Options.from_dict(overrides, base=preset(ruleset))
     total = len(players) if seats is None else seats
@@ -69,6 +70,12 @@ def create_record(
             field="players",
         )
     seeded = seed is not None and allow_seed
+    if seeded and listed:  # its creator can compute every hand: not for strangers
+        raise InvalidOptionError(
+            "a seeded game cannot be listed: its creator knows every deal; "
+            "leave out `seed` or `listed`",
+            field="listed",
+        )
     record = GameRecord(
         id=new_game_id() if game_id is None else game_id,
         ruleset=ruleset,
@@ -120,7 +127,7 @@ def claim_reserved(record: GameRecord, old_token: str) -> tuple[int, str, list[E
     digest = hash_token(old_token)
     for seat in record.seats:
         if seat.reserved_for == digest:
-            seat.reserved_for = None
+            seat.reserved_for, seat.claimed_with = None, digest
             token = issue_token(seat)
             events = [Event("player_joined", {"seat": seat.seat, "name": seat.name, "bot": None})]
             return seat.seat, token, events + record.start_if_full()

@@ -101,6 +101,8 @@ def set_autopilot(record: GameRecord, seat: int, level: str | None) -> list[Even
         record.reset_deadline()
         return events
     check_bot_level(level, "level")
+    if info.autopilot and info.bot == level:
+        return []  # on already, at that level: nothing changes
     events = _hand_to_bot(info, level, "player")
     if record.state is not None:
         events += record.after_turn()

@@ -20,7 +20,9 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
   response of each idempotency key, and ``t13:{id}:idem-order`` list — their
   hashes, oldest first: a game keeps its last :data:`IDEMPOTENCY_RECORDS_PER_GAME`,
   for ``idempotency_ttl_seconds`` after its last keyed write (and the record of
-  the keyed request that created it, which none of them pushes out).
+  the keyed request that created it, which none of them pushes out);
+* ``t13:{id}:replay`` string -- a finished game's replay, built once (it never
+  changes), versioned JSON, expiring with the state key (:meth:`GameStore.save_replay`).
 
 Every write is one Lua script (EVALSHA via ``register_script``) that touches only
 its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write
@@ -58,9 +60,12 @@ from service.store.script_args import (
     deadline_of,
     script_input,
 )
-from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT
+from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT, SAVE_REPLAY_SCRIPT
 from service.store.shutdown import stop_on_shutdown
 from service.store.wakeups import Wakeups, Watch
+
+REPLAY_HEAD = b'{"f":1,"r":'
+"""How a saved replay's text begins: its format (1), then the replay (read without parsing)."""
 
 PING_TIMEOUT_SECONDS = 0.5
 """What :meth:`GameStore.ping` waits at most: under a readiness probe's usual 1 s."""
@@ -103,6 +108,7 @@ class GameStore:
         self._wakeups: Wakeups
         self._create: ScriptCall
         self._commit: ScriptCall
+        self._save_replay: ScriptCall
         self.lobby = LobbyIndex(lambda: self.client)
         """The lobby's index of listed games (:mod:`service.store.lobby`)."""
         if client is not None:
@@ -116,6 +122,7 @@ class GameStore:
     def _bind(self, client: RedisClient) -> None:
         self._link = link_for(client)
         self._create = client.register_script(CREATE_SCRIPT)
+        self._save_replay = client.register_script(SAVE_REPLAY_SCRIPT)
         commit = client.register_script(COMMIT_SCRIPT)
         self._commit = commit if self._link is None else self._link.script(commit)
         self._wakeups = Wakeups(subscribers(client))
@@ -382,6 +389,22 @@ class GameStore:
         """Forget ``ticket``."""
         with translate_errors():
             self.client.delete(keys.ticket_key(game_id, ticket))
+
+    def load_replay(self, game_id: str) -> bytes | None:
+        """The replay JSON text saved by :meth:`save_replay`, or None (one round trip)."""
+        with translate_errors():
+            [saved] = self._fetch(("GET", keys.key(game_id, keys.REPLAY)))
+        if saved is None or not saved.startswith(REPLAY_HEAD) or not saved.endswith(b"}"):
+            return None  # another format: built again (and saved over)
+        return bytes(saved[len(REPLAY_HEAD) : -1])
+
+    def save_replay(self, game_id: str, replay: bytes) -> None:
+        """Keep ``replay`` (the JSON text of a finished game's replay, which never
+        changes) for as long as the game: versioned, ``{"f":1,"r":<replay>}``."""
+        self._ensure_connected()
+        state, saved = keys.key(game_id, keys.STATE), keys.key(game_id, keys.REPLAY)
+        with translate_errors():
+            self._save_replay(keys=[state, saved], args=[REPLAY_HEAD + replay + b"}"])
 
     def waiting(self) -> int:
         """How many waiters of this process are watching a game now."""

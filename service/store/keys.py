@@ -68,6 +68,10 @@ queued deliveries publishes its slot's number here, waking the delivery workers.
 SLOTS = 16384
 """Hash slots of Redis Cluster."""
 
+REPLAY = "replay"
+"""String ``t13:{id}:replay``: the finished game's replay, built once (it never changes),
+as versioned JSON ``{"f":1,"r":<replay>}``; it expires with the game's state key."""
+
 TICKET = "ticket"
 """String ``t13:{id}:ticket:<hash>``: the seat a stream ticket proves and the hash of the
 token that held it then (JSON), until it expires."""

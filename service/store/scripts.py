@@ -160,3 +160,16 @@ end
 return {1, version, seq}
 """
 )
+
+
+# KEYS: the game's state key, its replay key.  ARGV: the replay's text.  Saves the
+# replay to expire with the game's state key (nothing when the game has none: gone, or
+# kept without expiry).  Returns 1 if saved, else 0.
+SAVE_REPLAY_SCRIPT = """
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then
+  return 0
+end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
+return 1
+"""

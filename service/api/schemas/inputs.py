@@ -90,7 +90,10 @@ class CreateGameIn(Schema):
     options = options_field("Option overrides over the ruleset; see GET /v1/rulesets")
     seed = fields.String(
         validate=validate.Length(1, 128),
-        metadata={"description": "Honoured only when the server allows seeded games"},
+        metadata={
+            "description": "Honoured only when the server allows seeded games; a seeded "
+            "game cannot be `listed` (422): its creator can compute every deal"
+        },
     )
     turn_timeout_seconds = turn_timeout_field()
     autopilot_after_missed_turns = autopilot_after_field()
@@ -98,7 +101,8 @@ class CreateGameIn(Schema):
         load_default=False,
         metadata={
             "description": "Show the game in the lobby (GET /v1/games) and offer its open "
-            "seats to quick-join; unlisted games are reachable only by their id"
+            "seats to quick-join; unlisted games are reachable only by their id. Not with "
+            "a seed the server honours (422)"
         },
     )
     webhook = fields.Nested(
