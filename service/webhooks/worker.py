@@ -43,8 +43,9 @@ A refused address (:mod:`~service.webhooks.guard`) is final for its delivery: lo
 ``failed`` with the reason, never retried.
 
 Retries: exponential backoff from :data:`FIRST_RETRY_SECONDS`, doubling up to
-:data:`MAX_RETRY_SECONDS`, each delay drawn uniformly between half of it and all of
-it (jitter, so receivers coming back are not hit by every worker at once), until
+:data:`MAX_RETRY_SECONDS`, each delay counted from the failed attempt's end and drawn
+uniformly between half of it and all of it (jitter, so receivers coming back are not
+hit by every worker at once), until
 ``WEBHOOK_RETRY_SECONDS`` after the write; the last attempt is logged ``failed``.
 """
 
@@ -377,7 +378,9 @@ class DeliveryWorker:
         outcome = self._sender.post(header["u"], delivery.body, signed, deadline=deadline)
         retry_at = None
         if not outcome.delivered and not outcome.refused:
-            retry_at = now + retry_delay(attempt)
+            # counted from the attempt's end: an attempt cut off at its deadline is
+            # followed by a pause, not at once by the next one
+            retry_at = time.time() + retry_delay(attempt)
             if retry_at > header["t"] / 1000 + self._config.webhook_retry_seconds:
                 retry_at = None
         line = _log_line(body, attempt, now, outcome, retry_at)

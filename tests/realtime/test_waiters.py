@@ -26,6 +26,11 @@ MOVES_PER_GAME = 3
 WORKERS = 2
 MAX_CONNECTIONS = 4
 PROMPT_SECONDS = 2.0
+STORE_BUDGET_SECONDS = 10
+"""``REDIS_TIMEOUT_SECONDS`` here.  Each move wakes hundreds of waiters at once, whose
+reads queue for a worker's few connections; on a CI machine loaded by other work that
+queue once outlasted the shipped 2 s, and a waiter was shed with a 503, as designed.
+This test is about delivery and connections, not load shedding (tests/hardening)."""
 
 
 class Waiter(threading.Thread):
@@ -108,6 +113,7 @@ def test_every_waiter_gets_every_event_once_while_views_stay_prompt(
             **redis_env,
             "WEB_CONCURRENCY": str(WORKERS),
             "REDIS_MAX_CONNECTIONS": str(MAX_CONNECTIONS),
+            "REDIS_TIMEOUT_SECONDS": str(STORE_BUDGET_SECONDS),
         }
     )
     session = requests.Session()

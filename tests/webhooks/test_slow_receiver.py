@@ -12,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -22,9 +23,9 @@ from harness.webhook_worker import WorkerProcess
 from service.store import keys
 from service.store.outbox import Outbox
 from service.webhooks.sender import Sender
-from service.webhooks.worker import DeliveryWorker
+from service.webhooks.worker import FIRST_RETRY_SECONDS, DeliveryWorker
 from tests.webhooks.conftest import HOOK_ENV
-from tests.webhooks.test_delivery import create
+from tests.webhooks.test_delivery import auth, create
 
 TRICKLE = 0.2
 """Seconds between the slow receiver's bytes: far below any read timeout here."""
@@ -151,6 +152,34 @@ def test_two_workers_never_have_one_delivery_in_flight_at_once(
     visits = slow.visits_now()
     assert len({v.msg_id for v in visits}) == 1 and len(visits) >= 2, visits
     assert most_at_once(visits) == 1, visits
+
+
+def test_an_attempt_cut_off_at_its_deadline_is_followed_by_a_pause(
+    hook_client: FlaskClient,
+    slow: WebhookReceiver,
+    start_worker: Callable[..., DeliveryWorker],
+):
+    """The backoff counts from the end of the failed attempt, not from its start: an
+    attempt that took its whole deadline (2 s, longer than the first delays) is not
+    followed at once by the next.  Read from the delivery log, not from a clock."""
+    start_worker(WEBHOOK_TIMEOUT_SECONDS="2", WEBHOOK_CLAIM_SECONDS="8")
+    created = create(hook_client, slow.url, events=["game_started"])
+    log_url = f"/v1/games/{created['id']}/webhook"
+    token = created["webhook"]["token"]
+
+    def attempts() -> list[dict[str, Any]]:
+        return list(hook_client.get(log_url, headers=auth(token)).get_json()["attempts"])
+
+    deadline = time.monotonic() + 45
+    while time.monotonic() < deadline and len(attempts()) < 2:
+        time.sleep(0.2)
+    lines = attempts()
+    assert len(lines) >= 2, lines
+    for line in lines:
+        assert line["outcome"] == "retrying" and str(line["error"]).startswith("timed out")
+        ended = line["at"] + line["duration_ms"] / 1000
+        pause = line["next_attempt_at"] - ended
+        assert pause >= FIRST_RETRY_SECONDS / 2 - 0.01, line
 
 
 def test_a_claim_is_renewed_only_by_the_worker_that_holds_it(
