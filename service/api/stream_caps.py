@@ -33,7 +33,7 @@ LEASE_HEARTBEATS = 4
 """A stream's lease lives this many heartbeats (``SSE_HEARTBEAT_SECONDS``): renewed
 at the first heartbeat past half its life, it has two heartbeats' slack."""
 
-MIN_LEASE_SECONDS = 5.0
+MIN_LEASE_SECONDS = 10.0
 """The shortest lease, whatever the heartbeat: a worker busy for a moment must not
 let its streams' leases lapse."""
 

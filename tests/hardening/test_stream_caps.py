@@ -24,7 +24,7 @@ import requests
 from harness.gunicorn_server import GunicornServer
 from harness.live_game import LiveGame
 from service.api.stream_caps import MIN_LEASE_SECONDS
-from service.store.keys import address_streams_key
+from service.store.keys import address_streams_key, seat_streams_key
 
 PER_ADDRESS = 5
 PER_SEAT = 2
@@ -191,8 +191,30 @@ def test_a_seat_holds_a_few_streams_by_token_or_ticket(
     assert opened(two.url, game.id, SSE).status == 200
 
 
+def leases(redis_client: Any, key: str) -> dict[bytes, float]:
+    """The leases of ``key``, lapsed or not: id -> when it lapses (ms)."""
+    return dict(redis_client.zrange(key, 0, -1, withscores=True))
+
+
+def given_back(redis_client: Any, key: str, seen: dict[bytes, float], count: int) -> None:
+    """Until ``count`` of the leases ``seen`` in ``key`` are gone, each before it
+    would have lapsed: given back, not left to lapse (the renewal of another lease
+    of the set would drop a lapsed one)."""
+    deadline = time.monotonic() + RELEASE_TIMEOUT
+    gone: list[bytes] = []
+    while len(gone) < count:
+        assert time.monotonic() < deadline, "a closed stream's lease was not given back"
+        time.sleep(0.05)
+        now = leases(redis_client, key)
+        for lease, expiry in seen.items():
+            if lease not in now and lease not in gone:
+                assert time.time() * 1000 < expiry, "a closed stream's lease lapsed"
+                gone.append(lease)
+        seen.update(now)
+
+
 def test_a_stream_that_ends_gives_its_places_back(
-    instances: list[GunicornServer], opened: Callable[..., Opened]
+    instances: list[GunicornServer], opened: Callable[..., Opened], redis_client: Any
 ) -> None:
     one, two = instances
     game = LiveGame.create(one.url)
@@ -200,11 +222,17 @@ def test_a_stream_that_ends_gives_its_places_back(
     others = [opened(two.url, game.id) for _ in range(PER_ADDRESS - PER_SEAT)]
     assert all(s.status == 200 for s in seat + others)
     refused(opened(one.url, game.id), "from this address", PER_ADDRESS)
-    # the client hangs up on two streams: two places again, and no more
+    # the client hangs up on two streams: they give their leases back as soon as the
+    # server notices (at its next write: a heartbeat)
+    address, on_seat = address_streams_key("127.0.0.1"), seat_streams_key(game.id, 0)
+    before = leases(redis_client, address), leases(redis_client, on_seat)
     seat[0].close()
     others[0].close()
-    open_until_200(lambda: opened(two.url, game.id, {**SSE, **game.auth(0)}))
-    open_until_200(lambda: opened(one.url, game.id, NDJSON))
+    given_back(redis_client, address, before[0], 2)
+    given_back(redis_client, on_seat, before[1], 1)
+    # two places again, and no more
+    assert opened(two.url, game.id, {**SSE, **game.auth(0)}).status == 200
+    assert opened(one.url, game.id, NDJSON).status == 200
     refused(opened(two.url, game.id), "from this address", PER_ADDRESS)
     refused(
         opened(one.url, game.id, {**SSE, **game.auth(0)}, source=OTHER_ADDRESS),
@@ -278,9 +306,8 @@ def test_a_killed_workers_places_come_back_when_their_leases_lapse(
     redis_url: str,
     opened: Callable[..., Opened],
 ) -> None:
-    heartbeat = 3.0  # leases of 12 s: renewed every 6 s or so, longer than a restart
-    lease = 4 * heartbeat
-    server = gunicorn(caps_env(redis_url, SSE_HEARTBEAT_SECONDS=str(heartbeat)))
+    lease = LEASE  # longer than a worker's restart
+    server = gunicorn(caps_env(redis_url))
     game = LiveGame.create(server.url)
     assert all(opened(server.url, game.id).status == 200 for _ in range(PER_ADDRESS))
     refused(opened(server.url, game.id), "from this address", PER_ADDRESS, lease)
