@@ -7,20 +7,18 @@ lapse.  Real gunicorn instances, a real Redis (and the embedded store); clients 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from http.client import HTTPConnection, HTTPResponse
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
 
 import pytest
 import requests
 
+from harness.events_request import SSE, EventsRequest
 from harness.gunicorn_server import GunicornServer
 from harness.live_game import LiveGame
 from service.api.stream_caps import MIN_LEASE_SECONDS
@@ -30,7 +28,6 @@ PER_ADDRESS = 5
 PER_SEAT = 2
 HEARTBEAT = 0.3
 LEASE = max(MIN_LEASE_SECONDS, 4 * HEARTBEAT)
-SSE = {"Accept": "text/event-stream"}
 NDJSON = {"Accept": "application/x-ndjson"}
 OTHER_ADDRESS = "127.0.0.2"
 RELEASE_TIMEOUT = 10.0
@@ -53,45 +50,12 @@ def caps_env(redis_url: str | None, **extra: str) -> dict[str, str]:
     return env
 
 
-class Opened:
-    """A request for a game's events, from ``source``: its status and headers; the
-    connection kept open while the answer is a stream (its body read otherwise)."""
-
-    def __init__(
-        self,
-        base: str,
-        game_id: str,
-        headers: Mapping[str, str] = SSE,
-        params: Mapping[str, Any] | None = None,
-        source: str = "127.0.0.1",
-    ) -> None:
-        where = urlsplit(base)
-        self.connection = HTTPConnection(
-            where.hostname or "", where.port, timeout=30, source_address=(source, 0)
-        )
-        query = f"?{urlencode(params)}" if params else ""
-        self.connection.request("GET", f"/v1/games/{game_id}/events{query}", headers=dict(headers))
-        self.response: HTTPResponse = self.connection.getresponse()
-        self.status = self.response.status
-        self.body = b""
-        if self.status != 200 or self.response.getheader("Content-Type") == "application/json":
-            self.body = self.response.read()
-
-    def problem(self) -> dict[str, Any]:
-        assert self.response.getheader("Content-Type") == "application/problem+json"
-        return dict(json.loads(self.body))
-
-    def close(self) -> None:
-        self.response.close()
-        self.connection.close()
-
-
 @pytest.fixture
-def opened() -> Iterator[Callable[..., Opened]]:
-    made: list[Opened] = []
+def opened() -> Iterator[Callable[..., EventsRequest]]:
+    made: list[EventsRequest] = []
 
-    def open_(*args: Any, **kwargs: Any) -> Opened:
-        made.append(Opened(*args, **kwargs))
+    def open_(*args: Any, **kwargs: Any) -> EventsRequest:
+        made.append(EventsRequest(*args, **kwargs))
         return made[-1]
 
     yield open_
@@ -99,20 +63,22 @@ def opened() -> Iterator[Callable[..., Opened]]:
         each.close()
 
 
-def refused(answer: Opened, where: str, cap: int, lease: float = LEASE) -> None:
+def refused(answer: EventsRequest, where: str, cap: int, lease: float = LEASE) -> None:
     """``answer`` is the cap's 429: problem+json, its code, and a Retry-After (at most
     a lease's life: when the first lease lapses, unless renewed)."""
     assert answer.status == 429, (answer.status, answer.body[:300])
     problem = answer.problem()
     assert problem["code"] == "TOO_MANY_STREAMS" and problem["status"] == 429
     assert f"too many open streams {where} ({cap} at most)" in problem["detail"]
-    retry = int(answer.response.getheader("Retry-After") or "0")
+    retry = int(answer.header("Retry-After") or "0")
     assert 1 <= retry <= lease + 1, retry
     assert f"retry after {retry} s" in problem["detail"]
     answer.close()
 
 
-def open_until_200(open_: Callable[[], Opened], timeout: float = RELEASE_TIMEOUT) -> Opened:
+def open_until_200(
+    open_: Callable[[], EventsRequest], timeout: float = RELEASE_TIMEOUT
+) -> EventsRequest:
     """Open until a stream is let in (a place given back is free once the server
     has noticed its stream closed)."""
     deadline = time.monotonic() + timeout
@@ -142,7 +108,7 @@ def test_the_code_is_documented() -> None:
 
 
 def test_an_address_over_its_cap_is_refused_on_every_instance_and_another_is_not(
-    instances: list[GunicornServer], opened: Callable[..., Opened]
+    instances: list[GunicornServer], opened: Callable[..., EventsRequest]
 ) -> None:
     one, two = instances
     game = LiveGame.create(one.url)
@@ -173,7 +139,7 @@ def ticket(game: LiveGame, seat: int) -> str:
 
 
 def test_a_seat_holds_a_few_streams_by_token_or_ticket(
-    instances: list[GunicornServer], opened: Callable[..., Opened]
+    instances: list[GunicornServer], opened: Callable[..., EventsRequest]
 ) -> None:
     one, two = instances
     game = LiveGame.create(one.url)
@@ -214,7 +180,7 @@ def given_back(redis_client: Any, key: str, seen: dict[bytes, float], count: int
 
 
 def test_a_stream_that_ends_gives_its_places_back(
-    instances: list[GunicornServer], opened: Callable[..., Opened], redis_client: Any
+    instances: list[GunicornServer], opened: Callable[..., EventsRequest], redis_client: Any
 ) -> None:
     one, two = instances
     game = LiveGame.create(one.url)
@@ -248,7 +214,7 @@ def held(redis_client: Any, address: str = "127.0.0.1") -> int:
 
 
 def test_a_long_poll_holds_a_place_while_it_waits_only(
-    instances: list[GunicornServer], opened: Callable[..., Opened], redis_client: Any
+    instances: list[GunicornServer], opened: Callable[..., EventsRequest], redis_client: Any
 ) -> None:
     one, two = instances
     game = LiveGame.create(one.url)
@@ -257,7 +223,7 @@ def test_a_long_poll_holds_a_place_while_it_waits_only(
     assert all(s.status == 200 for s in streams)
     with ThreadPoolExecutor(max_workers=1) as pool:
         params = {"after": last, "wait": 20}
-        poll = pool.submit(Opened, one.url, game.id, {}, params)
+        poll = pool.submit(EventsRequest, one.url, game.id, {}, params)
         deadline = time.monotonic() + RELEASE_TIMEOUT
         while held(redis_client) < PER_ADDRESS:  # the poll is waiting
             assert time.monotonic() < deadline, "a waiting long poll holds no place"
@@ -272,7 +238,7 @@ def test_a_long_poll_holds_a_place_while_it_waits_only(
 
 
 def test_a_seat_given_up_frees_its_place_on_the_seat_only(
-    instances: list[GunicornServer], opened: Callable[..., Opened]
+    instances: list[GunicornServer], opened: Callable[..., EventsRequest]
 ) -> None:
     """A stream whose seat changed hands follows on as a spectator's: its place on the
     seat is free for the seat's new holder, its place on its address stays taken."""
@@ -304,7 +270,7 @@ def test_a_killed_workers_places_come_back_when_their_leases_lapse(
     gunicorn: Callable[[Mapping[str, str]], GunicornServer],
     redis_client: Any,
     redis_url: str,
-    opened: Callable[..., Opened],
+    opened: Callable[..., EventsRequest],
 ) -> None:
     lease = LEASE  # longer than a worker's restart
     server = gunicorn(caps_env(redis_url))
@@ -326,7 +292,7 @@ def test_a_killed_workers_places_come_back_when_their_leases_lapse(
 
 
 def test_the_embedded_store_caps_in_process_memory(
-    gunicorn: Callable[[Mapping[str, str]], GunicornServer], opened: Callable[..., Opened]
+    gunicorn: Callable[[Mapping[str, str]], GunicornServer], opened: Callable[..., EventsRequest]
 ) -> None:
     server = gunicorn(caps_env(None))
     game = LiveGame.create(server.url)
