@@ -42,7 +42,13 @@ import orjson
 
 from service.config import Config
 from service.store import budget, keys
-from service.store.client import RedisClient, connect, subscribers, translate_errors
+from service.store.client import (
+    RedisClient,
+    connect,
+    is_cluster,
+    subscribers,
+    translate_errors,
+)
 from service.store.errors import (
     GameExists,
     GameNotFound,
@@ -129,7 +135,9 @@ class GameStore:
         self._commit = commit if self._link is None else self._link.script(commit)
         lease = client.register_script(LEASE_SCRIPT)
         self._streams = StreamLeases(
-            lease if self._link is None else self._link.script(lease), self._fetch
+            lease if self._link is None else self._link.script(lease),
+            self._fetch,
+            together=not is_cluster(client),
         )
         self._wakeups = Wakeups(subscribers(client))
         stop_on_shutdown(self._wakeups)

@@ -5,10 +5,11 @@ its holders: its client's address, and its seat when a token or a ticket proved
 one (:mod:`service.api.stream_caps` says which, and how many each may hold).
 A holder's leases are a sorted set (:func:`~service.store.keys.address_streams_key`,
 :func:`~service.store.keys.seat_streams_key`): member a lease's id, score the
-time it lapses (ms).  Taking a lease is one script per holder
-(:data:`LEASE_SCRIPT`): it drops the holder's lapsed leases, refuses when the
-holder has as many live ones as its cap, else adds this one and keeps the key
-until its last lease lapses.  A stream renews its leases at a heartbeat past
+time it lapses (ms).  Taking a lease is one script (:data:`LEASE_SCRIPT`) on all
+the stream's holders at once, one round trip (on Redis Cluster, where they are in
+different slots, one a holder): it drops each holder's lapsed leases, refuses
+when a holder has as many live ones as its cap, else adds this one to each and
+keeps each key until its last lease lapses.  A stream renews its leases at a heartbeat past
 half their life (:meth:`Lease.keep`) and gives them back when it ends
 (:meth:`Lease.release`, one round trip).  A process that dies without giving
 its leases back leaves them to lapse: a crash holds a holder's places for one
@@ -36,25 +37,32 @@ from service.store.link import ScriptCall
 log = logging.getLogger(__name__)
 
 LEASE_SCRIPT = """
--- Take or renew a stream's lease on one holder (a client address, a seat).
--- KEYS[1] the holder's sorted set of leases: member a lease id, score when it lapses (ms)
+-- Take or renew a stream's lease on its holders (a client address, a seat): on all of
+-- them or on none.  The holders' keys are of different slots: on Redis Cluster the
+-- script is run for one holder at a time.
+-- KEYS the holders' sorted sets of leases: member a lease id, score when it lapses (ms)
 -- ARGV[1] the lease id, ARGV[2] now (ms), ARGV[3] when the lease lapses (ms),
--- ARGV[4] the most live leases the holder may have, or 0: no cap (a renewal)
--- Drops the holder's lapsed leases; then refuses if the holder has ARGV[4] live
--- leases (this one not among them), else holds the lease until ARGV[3] and keeps
--- the key until its last lease lapses.
--- Returns 0 once held; else the ms until the holder's first lease lapses (>= 1).
+-- ARGV[3 + i] the most live leases KEYS[i] may have, or 0: no cap (a renewal)
+-- Drops each holder's lapsed leases; refuses if a holder has as many live leases
+-- as its cap (this one not among them); else holds the lease until ARGV[3] on every
+-- holder and keeps each key until its last lease lapses.
+-- Returns 0 once held; else {i, ms until the first lease of KEYS[i] lapses (>= 1)}
+-- for the first holder refusing it (nothing changed but lapsed leases dropped).
 local now = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local cap = tonumber(ARGV[4])
-if cap > 0 and not redis.call('ZSCORE', KEYS[1], ARGV[1])
-    and redis.call('ZCARD', KEYS[1]) >= cap then
-  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  return math.max(1, tonumber(first[2]) - now)
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local cap = tonumber(ARGV[3 + i])
+  if cap > 0 and not redis.call('ZSCORE', key, ARGV[1])
+      and redis.call('ZCARD', key) >= cap then
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    return {i, math.max(1, tonumber(first[2]) - now)}
+  end
 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[1], last[2])
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, ARGV[3], ARGV[1])
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  redis.call('PEXPIREAT', key, last[2])
+end
 return 0
 """
 
@@ -84,11 +92,18 @@ Execute = Callable[..., list[Any]]
 
 class StreamLeases:
     """Takes leases (thread-safe; one per :class:`~service.store.GameStore`):
-    ``script`` runs :data:`LEASE_SCRIPT`, ``execute`` sends plain commands."""
+    ``script`` runs :data:`LEASE_SCRIPT`, on all of a lease's holders at once when
+    ``together`` (one Redis: one round trip), else on one at a time (Redis Cluster:
+    the holders' keys are in different slots); ``execute`` sends plain commands."""
 
-    def __init__(self, script: ScriptCall, execute: Execute) -> None:
+    def __init__(self, script: ScriptCall, execute: Execute, together: bool) -> None:
         self._script = script
         self._execute = execute
+        self._together = together
+
+    def _groups(self, holders: list[Holder]) -> list[list[Holder]]:
+        """The holders each run of the script handles."""
+        return [holders] if self._together else [[holder] for holder in holders]
 
     def take(self, holders: list[Holder], seconds: float) -> Lease:
         """A lease of ``seconds`` on each of ``holders``, in order; if one has as
@@ -97,15 +112,16 @@ class StreamLeases:
         :class:`StoreUnavailable` (nothing held then either)."""
         lease = Lease(self, f"{random.getrandbits(64):016x}", seconds)
         try:
-            for name, key, cap in holders:
+            for group in self._groups(holders) if holders else ():
                 now = time.time()
+                args = [lease.id, _ms(now), _ms(now + seconds), *[h.cap for h in group]]
                 with translate_errors():
-                    wait = self._script(
-                        keys=[key], args=[lease.id, _ms(now), _ms(now + seconds), cap]
-                    )
-                if int(wait):
-                    raise TooManyStreams(name, cap, int(wait) / 1000)
-                lease.holders.append((name, key))
+                    refused = self._script(keys=[h.key for h in group], args=args)
+                if refused:
+                    index, wait = refused
+                    holder = group[int(index) - 1]
+                    raise TooManyStreams(holder.name, holder.cap, int(wait) / 1000)
+                lease.holders += [(h.name, h.key) for h in group]
         except BaseException:
             lease.release()
             raise
@@ -113,10 +129,11 @@ class StreamLeases:
 
     def renew(self, keys: list[str], lease_id: str, seconds: float) -> None:
         """Hold lease ``lease_id`` on each of ``keys`` for ``seconds`` from now."""
-        for key in keys:
+        for group in self._groups([Holder("", key, 0) for key in keys]):
             now = time.time()
+            args = [lease_id, _ms(now), _ms(now + seconds), *[0 for _ in group]]
             with translate_errors():
-                self._script(keys=[key], args=[lease_id, _ms(now), _ms(now + seconds), 0])
+                self._script(keys=[h.key for h in group], args=args)
 
     def give_back(self, keys: list[str], lease_id: str) -> None:
         """Drop lease ``lease_id`` from each of ``keys`` (one round trip)."""

@@ -139,3 +139,16 @@ def test_a_lease_redis_cannot_take_back_is_left_to_lapse(redis_client: redis.Red
     lease.holders.append(("address", address_streams_key("192.0.2.1")))
     lease.release()  # logged, not raised: the server is closing a stream
     assert lease.holders == []
+
+
+def test_a_renewal_renews_the_lease_on_every_holder(
+    store_of: GameStore, leases: StreamLeases
+) -> None:
+    address, game = _address(), f"g{secrets.token_hex(8)}"
+    lease = leases.take([address_holder(address, 5), seat_holder(game, 0, 5)], 1)
+    keys = [address_streams_key(address), seat_streams_key(game, 0)]
+    assert [key for _name, key in lease.holders] == keys
+    assert all(store_of.client.pttl(key) <= 1000 for key in keys)
+    leases.renew(keys, lease.id, 60)  # what a heartbeat past half its life sends
+    assert all(50_000 < store_of.client.pttl(key) <= 60_000 for key in keys)
+    assert [_count(store_of, key) for key in keys] == [1, 1]
