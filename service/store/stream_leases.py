@@ -176,7 +176,7 @@ class Lease:
         try:
             self._leases.give_back([key for _name, key in gone], self.id)
         except StoreUnavailable as exc:
-            log.warning("could not give back a stream's lease (it lapses by itself): %s", exc)
+            log.info("could not give back a stream's lease (it lapses by itself): %s", exc)
 
 
 def _ms(seconds: float) -> int:
