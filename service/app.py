@@ -30,6 +30,7 @@ from service.api.middleware import Middleware
 from service.api.schemas import events, headers, moves, options, outputs
 from service.api.schemas.fields import component_property
 from service.api.spec import finalize_spec
+from service.api.stream_caps import StreamCaps
 from service.config import Config
 from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore
@@ -113,7 +114,12 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         JSON_SORT_KEYS=False,
     )
     rate_limits = limits.RateLimits.from_config(config)
-    services = Services(config, store or GameStore.from_config(config), rate_limits)
+    services = Services(
+        config,
+        store or GameStore.from_config(config),
+        rate_limits,
+        StreamCaps.from_config(config),
+    )
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter
     api = ProblemApi(app)

@@ -103,6 +103,22 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "seat's stream as often as asked: one is enough).",
     ),
     EnvVar(
+        "STREAM_LIMIT_PER_ADDRESS",
+        "100",
+        "Event streams (SSE, NDJSON) and waiting long polls of `GET /v1/games/{id}/events` "
+        "one client address may hold open at once, counted across every worker and instance "
+        "(429 `TOO_MANY_STREAMS` beyond); 0: no cap. Many players behind one carrier-grade "
+        "NAT or corporate proxy share an address: raise it where they do. Off with "
+        "`RATE_LIMITS=false`.",
+    ),
+    EnvVar(
+        "STREAM_LIMIT_PER_SEAT",
+        "8",
+        "Event streams and waiting long polls one seat may hold open at once, whether opened "
+        "with its token or its stream tickets (a player's app on a few devices); 0: no cap. "
+        "Off with `RATE_LIMITS=false`.",
+    ),
+    EnvVar(
         "LOBBY_WAITING_SECONDS",
         "3600",
         "A listed game still waiting for players this long after its creation leaves the "
@@ -290,6 +306,8 @@ class Config:
     rate_limit_seat_changes: str = "30/minute"
     rate_limit_stream_tickets: str = "30/minute"
     rate_limit_replay: str = "60/minute"
+    stream_limit_per_address: int = 100
+    stream_limit_per_seat: int = 8
     lobby_waiting_seconds: int = 3600
     fast_lane: bool = True
     trusted_proxy_hops: int = 0
@@ -354,6 +372,12 @@ class Config:
             rate_limit_seat_changes=env.rate("RATE_LIMIT_SEAT_CHANGES"),
             rate_limit_stream_tickets=env.rate("RATE_LIMIT_STREAM_TICKETS"),
             rate_limit_replay=env.rate("RATE_LIMIT_REPLAY"),
+            stream_limit_per_address=env.integer(
+                "STREAM_LIMIT_PER_ADDRESS", minimum=0, maximum=1_000_000
+            ),
+            stream_limit_per_seat=env.integer(
+                "STREAM_LIMIT_PER_SEAT", minimum=0, maximum=1_000_000
+            ),
             lobby_waiting_seconds=env.integer("LOBBY_WAITING_SECONDS", minimum=1),
             fast_lane=env.boolean("FAST_LANE"),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),

@@ -75,6 +75,10 @@ WHEN: dict[str, str] = {
     "`WEBHOOK_ALLOW_HTTP`), credentials, or a loopback, private or link-local address",
     "WEBHOOK_NOT_FOUND": "The delivery log of a game created without a webhook",
     "RATE_LIMITED": "Over a rate limit (`Retry-After` given)",
+    "TOO_MANY_STREAMS": "An event stream or waiting long poll over the open streams a client "
+    "address (`STREAM_LIMIT_PER_ADDRESS`) or a seat (`STREAM_LIMIT_PER_SEAT`) may hold at "
+    "once: close one, or retry after `Retry-After`; also nginx's own, per address "
+    "(deploy/nginx.conf)",
     "STORE_UNAVAILABLE": "Redis unreachable or too slow (`Retry-After` given); recovers alone",
     "INTERNAL": "A bug; logged with the request id",
     "NOT_IMPLEMENTED": "A `Transfer-Encoding` other than `chunked`",

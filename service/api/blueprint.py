@@ -73,6 +73,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "current_version": 8,
     },
     "RATE_LIMITED": {"detail": "rate limit exceeded (moves: 120 per 1 minute); retry after 12 s"},
+    "TOO_MANY_STREAMS": {
+        "detail": "too many open streams on this seat (8 at most): close one, or retry after 41 s"
+    },
     "NOT_YOUR_TURN": {"detail": "it is seat 1's turn"},
     "WRONG_PHASE": {"detail": "you have drawn already; discard or go out"},
     "CARD_NOT_IN_HAND": {

@@ -23,6 +23,7 @@ from typing import Any
 from flask import current_app, request
 
 from service.api.limits import RateLimits
+from service.api.stream_caps import StreamCaps
 from service.config import Config
 from service.logs import CURRENT_REQUEST
 from service.store import GameStore
@@ -36,6 +37,8 @@ class Services:
     store: GameStore
     limits: RateLimits | None = None
     """The rate limits (None when ``RATE_LIMITS`` is off)."""
+    stream_caps: StreamCaps | None = None
+    """The caps on open event streams (None when ``RATE_LIMITS`` is off or both are 0)."""
 
 
 _ENVIRON_KEYS: dict[str, str] = {}

@@ -105,12 +105,15 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
     follower: streams.Follower | None  # None once the stream has it
     follower = streams.Follower(game_id, proof, after, media, ticket)
     try:
+        if media != streams.JSON:
+            follower.hold(None)  # one of the client's streams now, or 429
         found = follower.read()  # what is there now (a missing game: 404)
         if media != streams.JSON:
             response = follower.stream(found)
             follower = None  # the stream's now: the server closes it when it ends
             return response
         if not found:  # the next batch, none once `wait` is over, or the process stops
+            follower.hold(wait)  # waiting, it is one of the client's streams (or 429)
             found = follower.next_batch(wait) or []
         return _events_page(found, follower.cursor)
     finally:

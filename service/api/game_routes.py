@@ -312,7 +312,15 @@ class Events(MethodView):
     @blp.arguments(inputs.EventsHeaders(), location="headers")
     @blp.response(200, outputs.EventsOut)
     @blp.doc(responses={"200": EVENTS_200})
-    @document_errors(blp, {**ERRORS_PLAYER, 406: "Accept names none of the answer's media types"})
+    @document_errors(
+        blp,
+        {
+            **ERRORS_PLAYER,
+            406: "Accept names none of the answer's media types",
+            429: "Too many open streams from this address or on this seat",
+        },
+        "TOO_MANY_STREAMS",
+    )
     def get(self, query: dict[str, Any], headers: dict[str, Any], game_id: str) -> Response:
         """Events of a game
 
@@ -322,7 +330,9 @@ class Events(MethodView):
         or `application/x-ndjson`, a stream of them as they happen, with
         heartbeats, resumed with `Last-Event-ID`. A seat's bearer token, or a
         stream ticket, adds the events private to that seat (the token is
-        optional: the operation declares no security requirement).
+        optional: the operation declares no security requirement). A client
+        address, and a seat, may hold only so many streams and waiting long
+        polls open at once: beyond, 429 `TOO_MANY_STREAMS` with `Retry-After`.
         """
         media = streams.negotiate(request.accept_mimetypes)
         after = query["after"]

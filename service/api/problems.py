@@ -9,6 +9,7 @@ handlers registered by :func:`register` turn them into
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import orjson
@@ -18,7 +19,7 @@ from werkzeug.exceptions import HTTPException
 from service.api import metrics
 from service.engine import errors as engine
 from service.hosting.refusals import HostingError
-from service.store import GameNotFound, StoreUnavailable
+from service.store import GameNotFound, StoreUnavailable, TooManyStreams
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ CODES: dict[str, tuple[int, str]] = {
     "WEBHOOK_URL_REFUSED": (422, "Webhook URL refused"),
     "WEBHOOK_NOT_FOUND": (404, "The game has no webhook"),
     "RATE_LIMITED": (429, "Too many requests"),
+    "TOO_MANY_STREAMS": (429, "Too many open streams"),
     "STORE_UNAVAILABLE": (503, "Storage unavailable"),
     "INTERNAL": (500, "Internal error"),
     "NOT_IMPLEMENTED": (501, "Not implemented"),
@@ -209,6 +211,22 @@ def _http_problem(exc: HTTPException) -> Response:
     return problem(code, detail, status=status, headers=headers, **extra)
 
 
+def too_many_streams(exc: TooManyStreams) -> Response:
+    """429 for a stream over its address's or its seat's cap (:mod:`service.api.stream_caps`).
+
+    >>> answer = too_many_streams(TooManyStreams("seat", 8, 12.3))
+    >>> answer.status_code, answer.headers["Retry-After"], answer.get_json()["detail"]
+    (429, '13', 'too many open streams on this seat (8 at most): close one, or retry after 13 s')
+    """
+    wait = max(1, math.ceil(exc.retry_after))
+    where = "from this address" if exc.holder == "address" else "on this seat"
+    return problem(
+        "TOO_MANY_STREAMS",
+        f"too many open streams {where} ({exc.cap} at most): close one, or retry after {wait} s",
+        headers={"Retry-After": str(wait)},
+    )
+
+
 def answer_for(exc: Exception) -> Response:
     """The answer to an exception raised while handling a request: the one
     mapping used by Flask's error handlers and by the fast lane."""
@@ -218,6 +236,8 @@ def answer_for(exc: Exception) -> Response:
         return engine_problem(exc)
     if isinstance(exc, GameNotFound):
         return problem("GAME_NOT_FOUND", "no game with this id")
+    if isinstance(exc, TooManyStreams):
+        return too_many_streams(exc)
     if isinstance(exc, StoreUnavailable):
         return problem(
             "STORE_UNAVAILABLE",

@@ -29,6 +29,7 @@ from service.store import GameNotFound, StoreUnavailable
 from service.store.budget import close_budget, extend, open_budget
 from service.store.events import MAX_EVENTS_PER_READ, Page
 from service.store.shutdown import shutting_down
+from service.store.stream_leases import Lease
 from service.store.wakeups import Watch
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,7 @@ class Follower:
         "_holder",
         "_ticket",
         "_renew_at",
+        "_lease",
         "cursor",
         "deadline",
     )
@@ -120,16 +122,31 @@ class Follower:
         self._behind = False
         self.cursor = after
         self.deadline: float | None = None
+        self._lease: Lease | None = None  # see hold
         # before any read: none missed; None once closed
         self._watch: Watch | None = self._call.services.store.watch(game_id)
         self._began = metrics.follow_began(self._call.environ, media)
 
     def close(self) -> None:
-        """Stop watching and counting (again: nothing)."""
+        """Stop watching and counting, and give its lease back (again: nothing)."""
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.close()
             metrics.follow_ended(self._media, self._began)
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            lease.release()
+
+    def hold(self, wait: float | None) -> None:
+        """Count this follower among its client's open streams -- its address's and
+        its seat's (:mod:`service.api.stream_caps`) -- as a stream (``wait`` None:
+        until it is closed) or as a long poll about to wait ``wait`` seconds.
+        Raises :class:`~service.store.errors.TooManyStreams` (429) over a cap."""
+        caps = self._call.services.stream_caps
+        if caps is not None and self._lease is None:
+            self._lease = caps.take(
+                self._call.services.store, self._call.environ, self._game_id, self._seat, wait
+            )
 
     def read(self) -> list[tuple[int, bytes]]:
         """The events there are now after the cursor, a page at most (the cursor
@@ -204,6 +221,8 @@ class Follower:
             CURRENT_REQUEST.reset(bound)
         if not held:
             self._seat = self._holder = self._ticket = None
+            if self._lease is not None:  # a spectator's now: the seat's place is free
+                self._lease.release("seat")
         return events
 
     def _settle(self) -> None:
@@ -256,6 +275,8 @@ class Follower:
             events = self.next_batch(self._call.services.config.sse_heartbeat_seconds)
             if self._ticket is not None:
                 self._keep_ticket()
+            if self._lease is not None:
+                self._lease.keep()
             if events:
                 return sse_frames(events) if sse else ndjson_lines(events)
             if events is not None:

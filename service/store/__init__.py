@@ -13,6 +13,7 @@ from service.store.errors import (
     IdempotentReplay,
     StoreError,
     StoreUnavailable,
+    TooManyStreams,
     VersionConflict,
 )
 from service.store.game_store import GameStore
@@ -28,6 +29,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "StoredEvent",
+    "TooManyStreams",
     "VersionConflict",
     "connect",
     "key",

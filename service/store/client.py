@@ -87,6 +87,11 @@ def connect(config: Config) -> RedisClient:
     )
 
 
+def is_cluster(client: RedisClient) -> bool:
+    """Whether ``client`` is a Redis Cluster's (a script's keys must share a slot)."""
+    return isinstance(client, RedisCluster)
+
+
 Subscribers = Callable[[str], tuple[str, Callable[[], Any]]]
 """``channel -> (shard name, make the shard's subscriber)``, for
 :class:`~service.store.wakeups.Wakeups`."""

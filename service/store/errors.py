@@ -46,3 +46,15 @@ class IdempotentReplay(StoreError):
         super().__init__("idempotency key already used")
         self.fingerprint = fingerprint
         self.response = response
+
+
+class TooManyStreams(StoreError):
+    """A stream's lease refused: its ``holder`` (``"address"`` or ``"seat"``) has
+    ``cap`` live leases already, the first of which lapses in ``retry_after``
+    seconds (unless its stream renews it)."""
+
+    def __init__(self, holder: str, cap: int, retry_after: float) -> None:
+        super().__init__(f"this {holder} has {cap} open streams already")
+        self.holder = holder
+        self.cap = cap
+        self.retry_after = retry_after

@@ -42,7 +42,13 @@ import orjson
 
 from service.config import Config
 from service.store import budget, keys
-from service.store.client import RedisClient, connect, subscribers, translate_errors
+from service.store.client import (
+    RedisClient,
+    connect,
+    is_cluster,
+    subscribers,
+    translate_errors,
+)
 from service.store.errors import (
     GameExists,
     GameNotFound,
@@ -62,6 +68,7 @@ from service.store.script_args import (
 )
 from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT, SAVE_REPLAY_SCRIPT
 from service.store.shutdown import stop_on_shutdown
+from service.store.stream_leases import LEASE_SCRIPT, StreamLeases
 from service.store.wakeups import Wakeups, Watch
 
 REPLAY_HEAD = b'{"f":1,"r":'
@@ -109,6 +116,7 @@ class GameStore:
         self._create: ScriptCall
         self._commit: ScriptCall
         self._save_replay: ScriptCall
+        self._streams: StreamLeases
         self.lobby = LobbyIndex(lambda: self.client)
         """The lobby's index of listed games (:mod:`service.store.lobby`)."""
         if client is not None:
@@ -125,13 +133,20 @@ class GameStore:
         self._save_replay = client.register_script(SAVE_REPLAY_SCRIPT)
         commit = client.register_script(COMMIT_SCRIPT)
         self._commit = commit if self._link is None else self._link.script(commit)
+        lease = client.register_script(LEASE_SCRIPT)
+        self._streams = StreamLeases(
+            lease if self._link is None else self._link.script(lease),
+            self._fetch,
+            together=not is_cluster(client),
+        )
         self._wakeups = Wakeups(subscribers(client))
         stop_on_shutdown(self._wakeups)
         self._client = client
 
     def _fetch(self, *commands: tuple[Any, ...]) -> list[Any]:
-        """Replies to read-only ``commands`` sent in one round trip (over the
-        :class:`~service.store.link.Link` when there is one)."""
+        """Replies to ``commands`` sent in one round trip (over the
+        :class:`~service.store.link.Link` when there is one): reads, or writes
+        that may be sent twice (a round trip is retried on a new connection)."""
         client = self.client
         if self._link is not None:
             return self._link.execute(*commands)
@@ -153,6 +168,12 @@ class GameStore:
     def client(self) -> RedisClient:
         """The underlying client (connecting now if needed); for tests and health checks."""
         return self._ensure_connected()
+
+    @property
+    def streams(self) -> StreamLeases:
+        """The leases of open event streams (:mod:`service.store.stream_leases`)."""
+        self._ensure_connected()
+        return self._streams
 
     def ping(self, timeout: float = PING_TIMEOUT_SECONDS) -> bool:
         """True if Redis answers within ``timeout`` (or the request's budget, if

@@ -77,6 +77,32 @@ TICKET = "ticket"
 token that held it then (JSON), until it expires."""
 
 
+STREAMS = "streams"
+"""Sorted sets of the leases of open event streams (:mod:`service.store.stream_leases`):
+member a lease's id, score its expiry (ms).  One per seat, ``t13:{id}:streams:<seat>``
+(in the game's slot, :func:`seat_streams_key`), and one per client address,
+``t13:streams:{<hash of the address>}`` (:func:`address_streams_key`)."""
+
+
+def seat_streams_key(game_id: str, seat: int) -> str:
+    """The leases of the streams open on ``seat`` of ``game_id``.
+
+    >>> seat_streams_key("g1", 2)
+    't13:{g1}:streams:2'
+    """
+    return key(game_id, f"{STREAMS}:{seat}")
+
+
+def address_streams_key(address: str) -> str:
+    """The leases of the streams open from a client address: keyed by a hash of
+    it (a bounded key whatever the address, each in a slot of its own).
+
+    >>> address_streams_key("127.0.0.1")
+    't13:streams:{12ca17b49af2289436f303e0166030a2}'
+    """
+    return f"{PREFIX}:{STREAMS}:{{{hashlib.sha256(address.encode()).hexdigest()[:32]}}}"
+
+
 def ticket_key(game_id: str, ticket: str) -> str:
     """The key of a stream ticket: its SHA-256, not the ticket itself.
 

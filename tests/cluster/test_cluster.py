@@ -10,6 +10,7 @@ finished game.  Everything started here is stopped by PID, also on failure.
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +24,10 @@ from harness.gunicorn_server import GunicornServer
 from harness.live_game import choose
 from harness.redis_cluster import start_cluster
 from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
+from service.config import Config
+from service.store import GameStore, TooManyStreams
+from service.store.keys import address_streams_key, seat_streams_key
+from service.store.stream_leases import address_holder, seat_holder
 
 pytestmark = pytest.mark.skipif(redis_server_binary() is None, reason=INSTALL_HINT)
 
@@ -227,3 +232,24 @@ def test_unreachable_cluster_is_unavailable():
         assert store.ping() is False
     finally:
         dead.cleanup()
+
+
+def test_stream_leases_on_cluster(cluster: list[RedisServer], cluster_client: RedisCluster):
+    """A stream's leases on its address and its seat live in different slots: each is
+    taken by a script of its own, and both are given back in one call."""
+    config = Config.from_env({"REDIS_URL": cluster[0].url, "REDIS_CLUSTER": "true"})
+    store = GameStore(config=config)
+    game, address = f"g{secrets.token_hex(8)}", f"192.0.2.{secrets.randbelow(250)}"
+    keys = [address_streams_key(address), seat_streams_key(game, 0)]
+    assert cluster_client.keyslot(keys[0]) != cluster_client.keyslot(keys[1])
+    holders = [address_holder(address, 3), seat_holder(game, 0, 1)]
+    lease = store.streams.take(holders, 30)
+    with pytest.raises(TooManyStreams) as refused:
+        store.streams.take(holders, 30)
+    assert refused.value.holder == "seat"
+    assert [cluster_client.zcard(key) for key in keys] == [1, 1]  # the refused one gave back
+    store.streams.renew(keys, lease.id, 60)  # what a heartbeat past half its life sends
+    assert all(cluster_client.pttl(key) > 30_000 for key in keys)
+    lease.release()
+    assert not any(cluster_client.exists(key) for key in keys)
+    store.streams.take(holders, 30).release()

@@ -3,6 +3,7 @@ health-checked, two API replicas behind nginx."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from typing import Any
@@ -63,6 +64,10 @@ def test_compose_api_two_replicas_behind_nginx() -> None:
     source, target = lb["volumes"][0].split(":")[:2]
     assert (COMPOSE.parent / source).resolve() == NGINX_CONF
     assert target == "/etc/nginx/nginx.conf"
+    # the descriptors nginx.conf asks for (a container cannot raise its hard limit)
+    asked = re.search(r"^\s*worker_rlimit_nofile\s+(\d+);", NGINX_CONF.read_text(), re.M)
+    assert asked and lb["ulimits"]["nofile"]["hard"] >= int(asked.group(1))
+    assert lb["ulimits"]["nofile"]["soft"] >= int(asked.group(1))
 
 
 def test_docker_compose_config() -> None:

@@ -124,3 +124,46 @@ def test_nginx_access_log_is_json_with_typed_numbers() -> None:
     # the API's access-log field names (service/logs.py), and the upstream tried
     assert {"time", "remote", "method", "path", "query", "request_id", "upstream"} <= entry.keys()
     assert "$time_iso8601" in template and "$request_id_out" in template
+
+
+def test_nginx_caps_a_games_events_per_address_with_the_apis_problem() -> None:
+    text = NGINX_CONF.read_text()
+    zone = re.search(
+        r"^\s*limit_conn_zone\s+\$binary_remote_addr\s+zone=(\w+):\d+[mk];", text, re.M
+    )
+    assert zone, "a zone of requests in progress per client address"
+    found = re.search(r"^\s*location\s+~\s+(\S+)\s+\{([^}]*)\}", text, re.M)
+    assert found, "the events location"
+    body = found.group(2)
+    cap = re.search(rf"^\s*limit_conn\s+{zone.group(1)}\s+(\d+);", body, re.M)
+    assert cap, "the events location is capped per address"
+    assert re.search(r"^\s*limit_conn_status\s+429;", body, re.M)
+    # above the API's own cap: where both apply, the API's answer (its count is every
+    # instance's, its Retry-After computed) is the one clients see
+    assert int(cap.group(1)) > Config.from_env({}).stream_limit_per_address
+    assert re.search(r"^\s*error_page\s+429\s+@too_many_streams;", text, re.M)
+    named = _named_location(text, "@too_many_streams")
+    assert re.search(r"^\s*default_type\s+application/problem\+json;", named, re.M)
+    assert re.search(r"^\s*add_header\s+Retry-After\s+\d+\s+always;", named, re.M)
+    assert re.search(r"^\s*add_header\s+X-Request-ID\s+\$request_id_out\s+always;", named, re.M)
+    assert re.search(r"^\s*keepalive_timeout\s+0;", named, re.M), "the refused connection closes"
+    answer = re.search(r"^\s*return\s+429\s+'(.*)';$", named, re.M)
+    assert answer, "a body"
+    problem = json.loads(answer.group(1).replace("\\n", ""))
+    assert problem["code"] == "TOO_MANY_STREAMS"
+    with Flask(__name__).app_context():
+        expected = json.loads(problems.problem(problem["code"], problem["detail"]).get_data())
+    assert problem == expected
+
+
+def test_nginx_has_connections_for_the_streams_an_instance_holds() -> None:
+    text = NGINX_CONF.read_text()
+    connections = re.search(r"^\s*worker_connections\s+(\d+);", text, re.M)
+    files = re.search(r"^\s*worker_rlimit_nofile\s+(\d+);", text, re.M)
+    assert connections and files
+    # a proxied stream holds two connections of an nginx worker: one such worker
+    # carries what one gunicorn worker holds (not nginx's default 1024, which one
+    # address filled with idle streams)
+    defaults = Config.from_env({})
+    assert int(connections.group(1)) >= 2 * defaults.gunicorn_worker_connections
+    assert int(files.group(1)) >= 2 * int(connections.group(1))
