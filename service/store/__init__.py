@@ -6,12 +6,15 @@ pickle); see :mod:`service.store.game_store` for the layout.
 """
 
 from service.redact import redact_url
+from service.store import failures
 from service.store.client import connect
 from service.store.errors import (
     GameExists,
     GameNotFound,
     IdempotentReplay,
+    NotDurable,
     StoreError,
+    StoreMisconfigured,
     StoreUnavailable,
     VersionConflict,
 )
@@ -25,11 +28,14 @@ __all__ = [
     "GameNotFound",
     "GameStore",
     "IdempotentReplay",
+    "NotDurable",
     "StoreError",
+    "StoreMisconfigured",
     "StoreUnavailable",
     "StoredEvent",
     "VersionConflict",
     "connect",
+    "failures",
     "key",
     "redact_url",
     "request_shutdown",
