@@ -3,10 +3,14 @@
 
     .venv/bin/python bench/side_by_side.py --a FAST_LANE=true --b FAST_LANE=false
     .venv/bin/python bench/side_by_side.py --a-tree ../previous-release
+    .venv/bin/python bench/side_by_side.py --replicas 1 \
+        --a REDIS_WAIT_REPLICAS=0 --b REDIS_WAIT_REPLICAS=1 --scenarios moves
 
 One run starts a throwaway ``redis-server``, stores the HTTP benchmark's games
 in it (2-player games at the start of their last round, ``bench/_games.py``)
-and starts the service twice under gunicorn (``deploy/gunicorn.conf.py``,
+(with ``--replicas N``, N replicas of it are started first and kept in sync:
+what ``REDIS_WAIT_REPLICAS`` waits for; their CPU is not counted) and starts
+the service twice under gunicorn (``deploy/gunicorn.conf.py``,
 ``RATE_LIMITS=false``, as ``make bench-http``): variant A with the ``--a``
 variables, variant B with the ``--b`` ones, both on that Redis and those games.
 Only one is loaded at a time, in short runs interleaved scenario by scenario
@@ -44,6 +48,7 @@ from bench._games import create_hot_games, refresh  # noqa: E402
 from bench._load import run_measured  # noqa: E402
 from bench.http_bench import Target, serve, start_redis  # noqa: E402
 from harness.gunicorn_server import SERVICE_APP, GunicornServer  # noqa: E402
+from harness.redis_replication import start_replica  # noqa: E402
 from harness.redis_server import RedisServer  # noqa: E402
 from service.store import GameStore  # noqa: E402
 
@@ -139,6 +144,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto")
+    parser.add_argument("--replicas", type=int, default=0, help="replicas of the redis-server")
     parser.add_argument("--out", type=Path, default=RESULTS / "side_by_side.json")
     args = parser.parse_args()
     env = {"a": variables(args.a), "b": variables(args.b)}
@@ -164,6 +170,9 @@ def main() -> int:
     try:
         store = start_redis()
         procs.append(store)
+        for _ in range(args.replicas):
+            procs.append(start_replica(store))
+            log(f"replica of redis-server :{store.port} on :{procs[-1].port}, in sync")
         client = redis.Redis.from_url(store.url)
         games = create_hot_games(GameStore(client), args.games, args.templates)
         log(f"{len(games)} games stored on redis-server :{store.port}")
@@ -200,7 +209,10 @@ def main() -> int:
 
     results = {s: paired(runs[s]) for s in args.scenarios}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {k: getattr(args, k) for k in ("repeats", "duration", "games", "workers", "connections")}
+    meta = {
+        k: getattr(args, k)
+        for k in ("repeats", "duration", "games", "workers", "connections", "replicas")
+    }
     meta["generator"] = "wrk" if args.wrk else "python"
     meta["when"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     args.out.write_text(

@@ -163,16 +163,26 @@ def on_starting(server: Any) -> None:
         server.log.warning(_forced_single_worker)
     from service.redact import redact_url  # not service.store: see the docstring
 
+    if _config.embedded_store:
+        store = "embedded (not for production)"
+    elif _config.redis_sentinels:
+        sentinels = ",".join(f"{host}:{port}" for host, port in _config.redis_sentinels)
+        store = f"the primary {_config.redis_sentinel_master!r} of Redis Sentinels {sentinels}"
+    else:
+        kind = "Redis Cluster at " if _config.redis_cluster else "Redis at "
+        store = kind + redact_url(_config.redis_url)
+    if _config.durable_writes:
+        store += (
+            f"; changes acknowledged once confirmed by {_config.redis_wait_replicas} "
+            f"replica(s){' and the AOF' if _config.redis_wait_aof else ''}"
+        )
     server.log.info(
         "serving on %s with %d gevent worker(s) x %d connection(s); metrics: %s; store: %s",
         bind,
         workers,
         worker_connections,
         f"all workers' (from {metrics_dir})" if metrics_dir else "each worker its own",
-        "embedded (not for production)"
-        if _config.embedded_store
-        else ("Redis Cluster at " if _config.redis_cluster else "Redis at ")
-        + redact_url(_config.redis_url),
+        store,
     )
 
 

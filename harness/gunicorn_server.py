@@ -33,7 +33,16 @@ from harness.proc_stats import child_pids, cpu_seconds
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "deploy" / "gunicorn.conf.py"
 SERVICE_APP = "service.wsgi:app"
-_NOT_INHERITED = ("REDIS_URL", "REDIS_CLUSTER", "WEB_CONCURRENCY", "PROMETHEUS_MULTIPROC_DIR")
+_NOT_INHERITED = (
+    "REDIS_URL",
+    "REDIS_CLUSTER",
+    "REDIS_SENTINELS",
+    "REDIS_SENTINEL_MASTER",
+    "REDIS_WAIT_REPLICAS",
+    "REDIS_WAIT_AOF",
+    "WEB_CONCURRENCY",
+    "PROMETHEUS_MULTIPROC_DIR",
+)
 
 
 def gunicorn_binary() -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import redis
 
@@ -17,15 +18,18 @@ from harness.redis_server import RedisServer
 
 
 @contextlib.contextmanager
-def start_cluster(masters: int = 3) -> Iterator[list[RedisServer]]:
-    """A Redis Cluster of ``masters`` nodes (no replicas) with all 16384 slots assigned.
+def start_cluster(masters: int = 3, replicas: int = 0) -> Iterator[list[RedisServer]]:
+    """A Redis Cluster of ``masters`` nodes with all 16384 slots assigned, and
+    ``replicas`` replicas of each (in sync).
 
-    Yields the servers; connect with ``RedisCluster.from_url(servers[0].url)``.
-    Every node is stopped by its PID and its directory deleted afterwards.
+    Yields the servers, masters first (then the replicas of master 0, of master
+    1...); connect with ``RedisCluster.from_url(servers[0].url)``.  Every node is
+    stopped by its PID and its directory deleted afterwards.
     """
     servers: list[RedisServer] = []
+    nodes = masters * (1 + replicas)
     try:
-        for _ in range(masters):
+        for _ in range(nodes):
             server = RedisServer(
                 port=free_cluster_port(),
                 extra_args=(
@@ -40,23 +44,49 @@ def start_cluster(masters: int = 3) -> Iterator[list[RedisServer]]:
             servers.append(server.start())
         clients = [server.client() for server in servers]
         per = 16384 // masters
-        for i, client in enumerate(clients):
+        for i, client in enumerate(clients[:masters]):
             last = 16383 if i == masters - 1 else (i + 1) * per - 1
             client.execute_command("CLUSTER ADDSLOTSRANGE", i * per, last)
             client.execute_command("CLUSTER SET-CONFIG-EPOCH", i + 1)
         for server in servers[1:]:
             clients[0].execute_command("CLUSTER MEET", "127.0.0.1", server.port)
-        deadline = time.monotonic() + 20
-        while not all(cluster_ok(client, masters) for client in clients):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the test cluster did not converge")
-            time.sleep(0.1)
+        _wait(lambda: all(cluster_ok(client, nodes) for client in clients), "converge")
+        for n, client in enumerate(clients[masters:]):
+            master_id = clients[n // replicas].execute_command("CLUSTER MYID")
+            _wait(lambda c=client, m=master_id: _replicate(c, m), "take a replica")
+        for server in servers[masters:]:
+            _wait(lambda s=server: _synced(s), "sync a replica")
         for client in clients:
             client.close()
         yield servers
     finally:
         for server in servers:
             server.cleanup()
+
+
+def _wait(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the test cluster did not {what}")
+        time.sleep(0.1)
+
+
+def _replicate(client: redis.Redis, master_id: Any) -> bool:
+    """Make ``client``'s node a replica of ``master_id`` (once that node is known)."""
+    try:
+        client.execute_command("CLUSTER REPLICATE", master_id)
+    except redis.ResponseError:  # "Unknown node": gossip has not told it yet
+        return False
+    return True
+
+
+def _synced(server: RedisServer) -> bool:
+    client = server.client()
+    try:
+        return client.info("replication").get("master_link_status") == "up"
+    finally:
+        client.close()
 
 
 def cluster_ok(client: redis.Redis, masters: int) -> bool:

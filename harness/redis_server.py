@@ -38,9 +38,13 @@ class RedisServer:
     """One private ``redis-server`` process (no RDB snapshots, no AOF unless asked)."""
 
     def __init__(
-        self, port: int | None = None, extra_args: Sequence[str] = (), startup_timeout: float = 10
+        self,
+        port: int | None = None,
+        extra_args: Sequence[str] = (),
+        startup_timeout: float = 10,
+        binary: str | None = None,
     ) -> None:
-        binary = redis_server_binary()
+        binary = binary or redis_server_binary()
         if binary is None:
             raise RuntimeError(INSTALL_HINT)
         self.binary = binary
@@ -88,20 +92,8 @@ class RedisServer:
     def _start(self, answering: bool) -> RedisServer:
         if self.process is not None and self.process.poll() is None:
             return self
-        args = [
-            self.binary,
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--dir", str(self.dir),
-            "--save", "",
-            "--appendonly", "no",
-            "--daemonize", "no",
-            "--protected-mode", "yes",
-            "--logfile", str(self.dir / "redis.log"),
-            *self.extra_args,
-        ]  # fmt: skip
         self.process = subprocess.Popen(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.dir
+            self.arguments(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.dir
         )
         if not answering:
             return self
@@ -127,6 +119,21 @@ class RedisServer:
                 time.sleep(0.05)
         finally:
             probe.close()
+
+    def arguments(self) -> list[str]:
+        """The command line of the server."""
+        return [
+            self.binary,
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--dir", str(self.dir),
+            "--save", "",
+            "--appendonly", "no",
+            "--daemonize", "no",
+            "--protected-mode", "yes",
+            "--logfile", str(self.dir / "redis.log"),
+            *self.extra_args,
+        ]  # fmt: skip
 
     def log_tail(self, lines: int = 20) -> str:
         path = self.dir / "redis.log"
@@ -159,6 +166,16 @@ class RedisServer:
         process.wait()
         if process.stderr:
             process.stderr.close()
+
+    def pause(self) -> None:
+        """SIGSTOP the server: it neither answers nor replicates until :meth:`resume`."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT a server :meth:`pause` d."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
 
     def restart(self) -> RedisServer:
         self.stop()

@@ -33,7 +33,7 @@ from service.api.spec import finalize_spec
 from service.api.stream_caps import StreamCaps
 from service.config import Config
 from service.hosting.tokens import GAME_ID_PATTERN
-from service.store import GameStore
+from service.store import GameStore, StoreUnavailable
 
 API_VERSION = "1.0.0"
 
@@ -94,6 +94,19 @@ def _register_components(api: Api) -> None:
     api.spec.components.schema("OptionsIn", schema=options.OptionsIn)
 
 
+def _check_durability(store: GameStore) -> None:
+    """Refuse to start (:class:`~service.store.StoreMisconfigured` raised) when the settings ask
+    Redis for confirmations it cannot give (``REDIS_WAIT_AOF`` before Redis 7.2);
+    warn when it cannot be asked now (it is then asked by each write) or has
+    fewer replicas than ``REDIS_WAIT_REPLICAS`` asks for."""
+    try:
+        warnings = store.check_durability()
+    except StoreUnavailable as exc:
+        warnings = [f"could not check REDIS_WAIT_REPLICAS / REDIS_WAIT_AOF against Redis: {exc}"]
+    for warning in warnings:
+        log.warning("%s", warning)
+
+
 def create_app(config: Config | None = None, store: GameStore | None = None) -> Flask:
     """Build the app for ``config`` (default: from the environment)."""
     config = config or Config.from_env()
@@ -114,12 +127,9 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
         JSON_SORT_KEYS=False,
     )
     rate_limits = limits.RateLimits.from_config(config)
-    services = Services(
-        config,
-        store or GameStore.from_config(config),
-        rate_limits,
-        StreamCaps.from_config(config),
-    )
+    store = store or GameStore.from_config(config)
+    _check_durability(store)
+    services = Services(config, store, rate_limits, StreamCaps.from_config(config))
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter
     api = ProblemApi(app)

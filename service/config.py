@@ -50,6 +50,41 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar("REDIS_CLUSTER", "false", "Treat `REDIS_URL` as a Redis Cluster node."),
     EnvVar(
+        "REDIS_SENTINELS",
+        "",
+        "Comma-separated `host:port` of Redis Sentinels, e.g. `10.0.0.5:26379,10.0.0.6:26379`: "
+        "the primary is the one they name `REDIS_SENTINEL_MASTER`, and a promoted replica is "
+        "followed without a restart. `REDIS_URL` still gives the scheme (`rediss://`: TLS), "
+        "user, password and database; its host and port are not used. Empty: no Sentinel.",
+    ),
+    EnvVar(
+        "REDIS_SENTINEL_MASTER",
+        "",
+        "The name the Sentinels monitor the primary under (`sentinel monitor <name> ...`); "
+        "required with `REDIS_SENTINELS`.",
+    ),
+    EnvVar(
+        "REDIS_WAIT_REPLICAS",
+        "0",
+        "Acknowledge a change (create, join, move, seat change...) only once this many "
+        "replicas confirm they have it (`WAIT`), else answer 503 `STORE_UNAVAILABLE` (the "
+        "change may or may not last; a retry with the same `Idempotency-Key` is safe). "
+        "0: no wait (replication is asynchronous: a failover can lose the last changes).",
+    ),
+    EnvVar(
+        "REDIS_WAIT_AOF",
+        "false",
+        "Acknowledge a change only once the primary has written it to its append-only file "
+        "and fsynced it (`WAITAOF 1 0`), else 503 as above. Needs Redis 7.2 or later with "
+        "`appendonly yes`: the service refuses to start otherwise.",
+    ),
+    EnvVar(
+        "REDIS_WAIT_TIMEOUT_MS",
+        "500",
+        "Most `REDIS_WAIT_REPLICAS` and `REDIS_WAIT_AOF` each wait for their confirmation; "
+        "at most half of `REDIS_TIMEOUT_SECONDS`.",
+    ),
+    EnvVar(
         "REDIS_TIMEOUT_SECONDS",
         "2",
         "Most a request waits on Redis in all (connects, retries, every command; a long "
@@ -285,6 +320,11 @@ class Config:
 
     redis_url: str | None = field(default=None, repr=False)  # may hold a password
     redis_cluster: bool = False
+    redis_sentinels: tuple[tuple[str, int], ...] = ()
+    redis_sentinel_master: str | None = None
+    redis_wait_replicas: int = 0
+    redis_wait_aof: bool = False
+    redis_wait_timeout_ms: int = 500
     redis_timeout_seconds: float = 2.0
     redis_max_connections: int = 4
     allow_seeded_games: bool = False
@@ -328,6 +368,11 @@ class Config:
     gunicorn_timeout: int = 60
 
     @property
+    def durable_writes(self) -> bool:
+        """True when a change is acknowledged only once confirmed (``WAIT``/``WAITAOF``)."""
+        return self.redis_wait_replicas > 0 or self.redis_wait_aof
+
+    @property
     def embedded_store(self) -> bool:
         """True when no REDIS_URL is set: the in-process store, shared by one process only."""
         return self.redis_url is None
@@ -347,10 +392,35 @@ class Config:
             )
         if redis_cluster and redis_url is None:
             raise ValueError("REDIS_CLUSTER: set REDIS_URL to a cluster node as well")
+        sentinels = _sentinels(env.raw("REDIS_SENTINELS"))
+        sentinel_master = env.text("REDIS_SENTINEL_MASTER")
+        if sentinels and (redis_url is None or redis_url.startswith("unix://")):
+            raise ValueError(
+                "REDIS_SENTINELS: set REDIS_URL too (redis:// or rediss://: its credentials, "
+                "database and TLS settings are used for the primary the Sentinels name)"
+            )
+        if sentinels and redis_cluster:
+            raise ValueError("REDIS_SENTINELS: not with REDIS_CLUSTER (a cluster fails over alone)")
+        if sentinels and sentinel_master is None:
+            raise ValueError("REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS")
+        if sentinel_master is not None and not sentinels:
+            raise ValueError("REDIS_SENTINEL_MASTER: set REDIS_SENTINELS as well")
+        wait_replicas = env.integer("REDIS_WAIT_REPLICAS", minimum=0, maximum=100)
+        wait_aof = env.boolean("REDIS_WAIT_AOF")
+        if (wait_replicas or wait_aof) and redis_url is None:
+            raise ValueError(
+                "REDIS_WAIT_REPLICAS, REDIS_WAIT_AOF: need a Redis (REDIS_URL); the embedded "
+                "store has neither replicas nor an append-only file"
+            )
         workers = env.raw("WEB_CONCURRENCY")
         config = cls(
             redis_url=redis_url,
             redis_cluster=redis_cluster,
+            redis_sentinels=sentinels,
+            redis_sentinel_master=sentinel_master,
+            redis_wait_replicas=wait_replicas,
+            redis_wait_aof=wait_aof,
+            redis_wait_timeout_ms=env.integer("REDIS_WAIT_TIMEOUT_MS", minimum=1, maximum=60_000),
             redis_timeout_seconds=env.seconds("REDIS_TIMEOUT_SECONDS", minimum=0.1, maximum=60),
             redis_max_connections=env.integer("REDIS_MAX_CONNECTIONS", minimum=1, maximum=1000),
             allow_seeded_games=env.boolean("ALLOW_SEEDED_GAMES"),
@@ -407,6 +477,12 @@ class Config:
             body_timeout_seconds=env.integer("BODY_TIMEOUT_SECONDS", minimum=1, maximum=600),
             gunicorn_timeout=env.integer("GUNICORN_TIMEOUT", minimum=1),
         )
+        if (
+            config.durable_writes
+            and config.redis_wait_timeout_ms > 500 * config.redis_timeout_seconds
+        ):
+            # the wait's answer must come back well within a read's own wait
+            raise ValueError("REDIS_WAIT_TIMEOUT_MS: at most half of REDIS_TIMEOUT_SECONDS")
         if config.stream_ticket_seconds < 2 * config.sse_heartbeat_seconds:
             # an open stream renews its ticket at a heartbeat past half the ticket's life
             raise ValueError("STREAM_TICKET_SECONDS: at least twice SSE_HEARTBEAT_SECONDS")
@@ -414,6 +490,27 @@ class Config:
             # an attempt must end long before its claim, renewed as it starts, can lapse
             raise ValueError("WEBHOOK_CLAIM_SECONDS: at least twice WEBHOOK_TIMEOUT_SECONDS")
         return config
+
+
+def _sentinels(value: str) -> tuple[tuple[str, int], ...]:
+    """``host:port,host:port`` as ``((host, port), ...)``.
+
+    >>> _sentinels("10.0.0.5:26379, sentinel-b:26380")
+    (('10.0.0.5', 26379), ('sentinel-b', 26380))
+    >>> _sentinels("10.0.0.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: REDIS_SENTINELS: expected host:port[,host:port...], got '10.0.0.5'
+    """
+    found = []
+    for part in (p.strip() for p in value.split(",")):
+        if not part:
+            continue
+        host, _, port = part.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"REDIS_SENTINELS: expected host:port[,host:port...], got {part!r}")
+        found.append((host.strip("[]"), int(port)))
+    return tuple(found)
 
 
 def env_table_markdown() -> str:

@@ -42,7 +42,9 @@ WHEN: dict[str, str] = {
     "GAME_NOT_IN_PROGRESS": "The game has not started or is finished",
     "GAME_FULL": "No open seat to join",
     "CONFLICT": "The game changed too fast to apply the move; retry",
-    "PRECONDITION_FAILED": "`If-Match` names a stale version (`current_version` given)",
+    "PRECONDITION_FAILED": "`If-Match` names a version the game is not at (`current_version` "
+    "given): an older one (someone moved since), or a newer one (the game lost changes the "
+    "client saw: reload it)",
     "REQUEST_TIMEOUT": "The body did not arrive within `BODY_TIMEOUT_SECONDS` (connection closed)",
     "PAYLOAD_TOO_LARGE": "The body is larger than `MAX_BODY_BYTES`, chunked or not",
     "URI_TOO_LONG": "Request line longer than 8190 bytes",
@@ -79,7 +81,10 @@ WHEN: dict[str, str] = {
     "address (`STREAM_LIMIT_PER_ADDRESS`) or a seat (`STREAM_LIMIT_PER_SEAT`) may hold at "
     "once: close one, or retry after `Retry-After`; also nginx's own, per address "
     "(deploy/nginx.conf)",
-    "STORE_UNAVAILABLE": "Redis unreachable or too slow (`Retry-After` given); recovers alone",
+    "STORE_UNAVAILABLE": "Redis unreachable, too slow, loading, failing over or short of "
+    "replicas, or a change not confirmed to last (`REDIS_WAIT_REPLICAS`, `REDIS_WAIT_AOF`: "
+    "the `detail` says it may or may not persist) (`Retry-After` given); retry, a write with "
+    "the same `Idempotency-Key`",
     "INTERNAL": "A bug; logged with the request id",
     "NOT_IMPLEMENTED": "A `Transfer-Encoding` other than `chunked`",
     "BAD_GATEWAY": "From the load balancer (`deploy/nginx.conf`): no instance could be "

@@ -20,8 +20,9 @@ runs (:func:`install`'s hook: a refused request is not even parsed); failed
 authentications where the 401 is decided (:func:`service.api.auth.unauthorized`),
 moves by their handler (:func:`service.api.handlers.make_move`).
 
-Counters live in the service's Redis (``REDIS_URL``), so every worker and instance
-shares them; with the embedded store they are kept in process memory.  While the
+Counters live in the service's Redis (``REDIS_URL``; the primary the Sentinels
+name, followed through failovers, with ``REDIS_SENTINELS``), so every worker and
+instance shares them; with the embedded store they are kept in process memory.  While the
 limiter's storage is unreachable the limits fall back to process memory and the
 request goes on (it then answers 503 from the game store if Redis is really down,
 never 500).  ``RATE_LIMITS=false`` turns all of this off.
@@ -44,7 +45,7 @@ from limits.strategies import FixedWindowRateLimiter
 from service.api.problems import ApiError
 from service.config import Config
 from service.hosting.tokens import hash_token
-from service.store import bounded
+from service.store import bounded, sentinel
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +193,8 @@ def _storage_options(config: Config) -> dict[str, Any]:
     request's Redis budget, it shares the server's circuit breaker, no retry."""
     if config.redis_url is None:
         return {}
+    if config.redis_sentinels:
+        return sentinel.limiter_options(config, STORAGE_RETRIES)
     options = bounded.options(config.redis_url, config.redis_timeout_seconds, STORAGE_RETRIES)
     if config.redis_cluster:  # a cluster's nodes take no connection class from here
         del options["connection_class"]
@@ -203,6 +206,8 @@ def storage_uri(config: Config) -> str:
     url = config.redis_url
     if url is None:
         return "memory://"
+    if config.redis_sentinels:
+        return sentinel.limiter_uri(config)
     if config.redis_cluster:
         return "redis+cluster://" + url.split("://", 1)[1]
     if url.startswith("unix://"):

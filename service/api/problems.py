@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException
 from service.api import metrics
 from service.engine import errors as engine
 from service.hosting.refusals import HostingError
-from service.store import GameNotFound, StoreUnavailable, TooManyStreams
+from service.store import GameNotFound, NotDurable, StoreUnavailable, TooManyStreams
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ CODES: dict[str, tuple[int, str]] = {
     "GAME_NOT_IN_PROGRESS": (409, "Game not in progress"),
     "GAME_FULL": (409, "No open seat"),
     "CONFLICT": (409, "Concurrent change"),
-    "PRECONDITION_FAILED": (412, "Stale version"),
+    "PRECONDITION_FAILED": (412, "Version mismatch"),
     "REQUEST_TIMEOUT": (408, "Request not received in time"),
     "PAYLOAD_TOO_LARGE": (413, "Request body too large"),
     "URI_TOO_LONG": (414, "Request line too long"),
@@ -238,6 +238,13 @@ def answer_for(exc: Exception) -> Response:
         return problem("GAME_NOT_FOUND", "no game with this id")
     if isinstance(exc, TooManyStreams):
         return too_many_streams(exc)
+    if isinstance(exc, NotDurable):
+        return problem(
+            "STORE_UNAVAILABLE",
+            f"the change was made but not confirmed to last ({exc}): it may or may not "
+            "persist. Retry with the same Idempotency-Key: the change is made once either way",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     if isinstance(exc, StoreUnavailable):
         return problem(
             "STORE_UNAVAILABLE",

@@ -100,9 +100,14 @@ def optimistic_write(
                     pass  # someone else changed it (perhaps the same timeout): reload
                 continue
         if expected is not None and expected != version:
+            ahead = (
+                ": the game lost changes you saw (its store failed over); reload it"
+                if expected > version
+                else ""
+            )
             raise ApiError(
                 "PRECONDITION_FAILED",
-                f"If-Match names version {expected}, the game is at version {version}",
+                f"If-Match names version {expected}, the game is at version {version}{ahead}",
                 current_version=version,
             )
         write, result = step(version, record)

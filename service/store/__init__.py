@@ -6,12 +6,15 @@ pickle); see :mod:`service.store.game_store` for the layout.
 """
 
 from service.redact import redact_url
+from service.store import failures
 from service.store.client import connect
 from service.store.errors import (
     GameExists,
     GameNotFound,
     IdempotentReplay,
+    NotDurable,
     StoreError,
+    StoreMisconfigured,
     StoreUnavailable,
     TooManyStreams,
     VersionConflict,
@@ -26,12 +29,15 @@ __all__ = [
     "GameNotFound",
     "GameStore",
     "IdempotentReplay",
+    "NotDurable",
     "StoreError",
+    "StoreMisconfigured",
     "StoreUnavailable",
     "StoredEvent",
     "TooManyStreams",
     "VersionConflict",
     "connect",
+    "failures",
     "key",
     "redact_url",
     "request_shutdown",

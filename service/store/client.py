@@ -1,4 +1,5 @@
-"""Building the Redis client: a real server, a Redis Cluster, or the embedded default.
+"""Building the Redis client: a real server, one Redis Sentinel names, a Redis
+Cluster, or the embedded default.
 
 Without ``REDIS_URL`` the service runs on :mod:`fakeredis` (with Lua) inside the
 process.  Every client made by :func:`connect` in one process shares the same
@@ -18,8 +19,8 @@ from redis.cluster import RedisCluster
 
 from service.config import Config
 from service.redact import redact_url
-from service.store import bounded
-from service.store.errors import StoreUnavailable
+from service.store import bounded, sentinel
+from service.store.failures import translate_errors
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,10 @@ def connect(config: Config) -> RedisClient:
     """A Redis client for ``config`` (raw bytes responses, short timeouts, a few retries,
     at most ``REDIS_MAX_CONNECTIONS`` connections per server).
 
-    Raises :class:`StoreUnavailable` if a Redis Cluster cannot be reached to
-    discover its nodes; a plain client connects lazily on its first command.
+    Raises :class:`~service.store.errors.StoreUnavailable` if a Redis Cluster
+    cannot be reached to discover its nodes; a plain client (and one of the
+    primary Redis Sentinel names, :mod:`service.store.sentinel`) connects lazily
+    on its first command.
     """
     if config.redis_url is None:
         return _embedded()
@@ -66,6 +69,13 @@ def connect(config: Config) -> RedisClient:
         **bounded.options(url, config.redis_timeout_seconds, RETRIES),
     }
     pool = bounded.pool_options(config.redis_max_connections, config.redis_timeout_seconds)
+    if config.redis_sentinels:
+        log.info(
+            "connecting to the primary %r of Redis Sentinels %s",
+            config.redis_sentinel_master,
+            ",".join(f"{host}:{port}" for host, port in config.redis_sentinels),
+        )
+        return sentinel.master_client(config, RETRIES, pool)
     log.info(
         "connecting to %s at %s",
         "Redis Cluster" if config.redis_cluster else "Redis",
@@ -117,42 +127,3 @@ def _own_connection(client: Any) -> Any:
     pool = client.connection_pool
     own = redis.ConnectionPool(connection_class=pool.connection_class, **pool.connection_kwargs)
     return type(client)(connection_pool=own).pubsub()
-
-
-_UNAVAILABLE = (
-    redis.ConnectionError,
-    redis.TimeoutError,
-    TimeoutError,
-    ConnectionError,
-    redis.exceptions.ReadOnlyError,
-    redis.exceptions.ClusterError,
-)
-
-
-class translate_errors:  # lower case: used as ``with translate_errors():``, like a function
-    """Turn every redis-py error into :class:`StoreUnavailable` (never leak them).
-
-    Connection problems, timeouts, loading, failover, cluster and OOM errors all
-    mean "try again later"; anything else is unexpected and is logged too.
-    (A class, not a ``@contextmanager`` generator: it wraps every round trip,
-    and a generator costs more to make and run than these two methods.)
-    """
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
-    ) -> None:
-        if exc is None:
-            return
-        if isinstance(exc, _UNAVAILABLE):
-            raise StoreUnavailable(f"Redis unavailable: {exc}") from exc
-        if isinstance(exc, redis.exceptions.RedisClusterException):
-            raise StoreUnavailable(f"Redis Cluster unavailable: {exc}") from exc
-        if isinstance(exc, redis.RedisError):
-            if not str(exc).startswith(("OOM", "BUSY", "LOADING", "MASTERDOWN", "TRYAGAIN")):
-                log.exception("unexpected Redis error", exc_info=exc)
-            raise StoreUnavailable(f"Redis error: {exc}") from exc

@@ -11,6 +11,18 @@ class StoreUnavailable(StoreError):
     """Redis cannot be reached or cannot serve the request now (map to 503 + Retry-After)."""
 
 
+class NotDurable(StoreUnavailable):
+    """The change was made on the Redis primary, but not confirmed to last as
+    ``REDIS_WAIT_REPLICAS`` / ``REDIS_WAIT_AOF`` ask (see
+    :mod:`service.store.durability`): it may or may not survive a failover or a
+    crash.  Its idempotency record was saved with it, so a retry with the same
+    key either replays it (once confirmed) or, if it was lost, makes it anew."""
+
+
+class StoreMisconfigured(StoreError):
+    """The settings ask for what this Redis cannot do (e.g. ``WAITAOF`` before 7.2)."""
+
+
 class GameNotFound(StoreError):
     """No game with this id (never created, or expired)."""
 

@@ -30,6 +30,9 @@ refreshes the game's TTL.  The reads and the commit that views and moves spend
 go over :class:`~service.store.link.Link` (connections of its own) on a
 plain Redis, and through the client itself on Redis Cluster and the embedded
 store.
+
+With ``REDIS_WAIT_REPLICAS`` or ``REDIS_WAIT_AOF`` set, every write a client is
+told about is confirmed before it is acknowledged (:mod:`service.store.durability`).
 """
 
 from __future__ import annotations
@@ -39,16 +42,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
+from redis.commands.core import Script
 
 from service.config import Config
 from service.store import budget, keys
-from service.store.client import (
-    RedisClient,
-    connect,
-    is_cluster,
-    subscribers,
-    translate_errors,
-)
+from service.store.client import RedisClient, connect, is_cluster, subscribers
+from service.store.durability import Durability, check_support, send_durably
 from service.store.errors import (
     GameExists,
     GameNotFound,
@@ -56,7 +55,8 @@ from service.store.errors import (
     VersionConflict,
 )
 from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
-from service.store.link import Link, ScriptCall, link_for
+from service.store.failures import translate_errors
+from service.store.link import Command, Link, ScriptCall, link_for
 from service.store.lobby import LobbyIndex
 from service.store.script_args import (
     Deliveries,
@@ -109,10 +109,13 @@ class GameStore:
         self._config = cfg
         self.game_ttl_seconds = game_ttl_seconds or cfg.game_ttl_seconds
         self.idempotency_ttl_seconds = idempotency_ttl_seconds or cfg.idempotency_ttl_seconds
+        self._durability = Durability.from_config(cfg)
         self._lock = threading.Lock()
         self._client: RedisClient | None = None
         self._link: Link | None = None
         self._wakeups: Wakeups
+        self._create_script: Script
+        self._commit_script: Script
         self._create: ScriptCall
         self._commit: ScriptCall
         self._save_replay: ScriptCall
@@ -129,9 +132,9 @@ class GameStore:
 
     def _bind(self, client: RedisClient) -> None:
         self._link = link_for(client)
-        self._create = client.register_script(CREATE_SCRIPT)
+        self._create = self._create_script = client.register_script(CREATE_SCRIPT)
         self._save_replay = client.register_script(SAVE_REPLAY_SCRIPT)
-        commit = client.register_script(COMMIT_SCRIPT)
+        commit = self._commit_script = client.register_script(COMMIT_SCRIPT)
         self._commit = commit if self._link is None else self._link.script(commit)
         lease = client.register_script(LEASE_SCRIPT)
         self._streams = StreamLeases(
@@ -187,6 +190,41 @@ class GameStore:
         finally:
             budget.close_budget(token)
 
+    def check_durability(self) -> list[str]:
+        """Raise :class:`~service.store.errors.StoreMisconfigured` if Redis cannot
+        confirm writes as ``REDIS_WAIT_REPLICAS`` / ``REDIS_WAIT_AOF`` ask (``WAITAOF``
+        needs Redis 7.2 and ``appendonly yes``), or
+        :class:`~service.store.errors.StoreUnavailable` if it cannot be asked now;
+        the warnings worth logging (too few replicas connected now)."""
+        if not self._durability.on:
+            return []
+        with translate_errors():
+            return check_support(self.client, self._durability)
+
+    def _durably(
+        self, game_id: str, command: Command | None = None, script: Script | None = None
+    ) -> tuple[Any, list[Any]]:
+        """:func:`~service.store.durability.send_durably` on this store's connections."""
+        with translate_errors():
+            return send_durably(self.client, self._link, self._durability, game_id, command, script)
+
+    def _write(
+        self, script: Script, run: ScriptCall, game_id: str, key_list: list[Any], args: list[Any]
+    ) -> tuple[Any, list[Any] | None]:
+        """``script``'s reply (run by ``run`` or, with durability on, by
+        :meth:`_durably`), and the confirmation's replies (None when off)."""
+        if not self._durability.on:
+            with translate_errors():
+                return run(keys=key_list, args=args), None
+        command = ("EVALSHA", script.sha, len(key_list), *key_list, *args)
+        return self._durably(game_id, command, script)
+
+    def _confirm(self, confirmation: list[Any] | None) -> None:
+        """Raise :class:`~service.store.errors.NotDurable` unless ``confirmation``
+        confirms the write (None: durability is off)."""
+        if confirmation is not None:
+            self._durability.check(confirmation)
+
     def create(
         self,
         game_id: str,
@@ -226,9 +264,12 @@ class GameStore:
             deliveries=deliveries,
         )
         self._ensure_connected()
-        with translate_errors():
-            result = self._create(keys=key_list, args=args)
+        result, confirmation = self._write(
+            self._create_script, self._create, game_id, key_list, args
+        )
         status = int(result[0])
+        if status != -1:  # made (by this request, or by the first with its key)
+            self._confirm(confirmation)
         if status == -2:
             raise IdempotentReplay(result[1], result[2])
         if status < 0:
@@ -295,6 +336,9 @@ class GameStore:
             )
         game = None if version is None or doc is None else (int(version), doc, results)
         record = None if fingerprint is None or response is None else (fingerprint, response)
+        if record is not None and self._durability.on:
+            # about to be answered again: only once the write it answers is confirmed
+            self._confirm(self._durably(game_id)[1])
         return game, record
 
     def commit(
@@ -346,9 +390,12 @@ class GameStore:
             deliveries=deliveries,
         )
         self._ensure_connected()
-        with translate_errors():
-            result = self._commit(keys=key_list, args=args)
+        result, confirmation = self._write(
+            self._commit_script, self._commit, game_id, key_list, args
+        )
         status = int(result[0])
+        if status in (1, -2):  # made (by this request, or by the first with its key)
+            self._confirm(confirmation)
         if status == 1:
             return int(result[1])
         if status == 0:
@@ -386,6 +433,10 @@ class GameStore:
         token whose hash is ``holder``, for ``ttl_seconds`` (Redis keeps a hash of the
         ticket, never the ticket)."""
         value = orjson.dumps({"v": 1, "seat": seat, "holder": holder})
+        if self._durability.on:
+            command = ("SET", keys.ticket_key(game_id, ticket), value, "EX", ttl_seconds)
+            self._confirm(self._durably(game_id, command)[1])
+            return
         with translate_errors():
             self.client.set(keys.ticket_key(game_id, ticket), value, ex=ttl_seconds)
 

@@ -72,6 +72,10 @@ REPLAY = "replay"
 """String ``t13:{id}:replay``: the finished game's replay, built once (it never changes),
 as versioned JSON ``{"f":1,"r":<replay>}``; it expires with the game's state key."""
 
+SYNC = "sync"
+"""String ``t13:{id}:sync``, kept a few seconds: written just before a ``WAIT`` for the
+game's changes (see :mod:`service.store.durability`), so the wait covers all of them."""
+
 TICKET = "ticket"
 """String ``t13:{id}:ticket:<hash>``: the seat a stream ticket proves and the hash of the
 token that held it then (JSON), until it expires."""

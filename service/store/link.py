@@ -23,8 +23,11 @@ connections are the client's bounded ones (:mod:`service.store.bounded`), and
 a round trip waits no longer than they would: what is left of the request's
 budget, and not at all while the server's circuit is open.
 
-Only for a plain ``redis.Redis``: Redis Cluster and the embedded store use the
-client as it is (:func:`link_for` returns None for them).
+Only for a plain ``redis.Redis`` (also the primary Redis Sentinel names: its
+connections find it through the Sentinels, see :mod:`service.store.sentinel`;
+a ``READONLY`` reply there, from a demoted primary, is retried on a new
+connection): Redis Cluster and the embedded store use the client as it is
+(:func:`link_for` returns None for them).
 """
 
 from __future__ import annotations
@@ -39,11 +42,12 @@ from typing import Any
 import hiredis
 import redis
 from redis.commands.core import Script
-from redis.exceptions import InvalidResponse, NoScriptError, RedisError
+from redis.exceptions import InvalidResponse, NoScriptError, ReadOnlyError, RedisError
 
 from service.library_internals import connection_socket, redis_reply_error
 from service.store.bounded import Bounded
 from service.store.budget import wait_for
+from service.store.sentinel import is_sentinel_connection, primary_address
 
 READ_SIZE = 65536
 """Bytes asked of the socket per read (a game document is a few KB)."""
@@ -82,10 +86,14 @@ class Link:
         if not self._free.acquire(timeout=wait_for(self._wait)):
             raise redis.ConnectionError(f"all {self._most} connections to Redis are busy")
         try:
-            return self._idle.pop()  # atomic: the GIL makes list.pop/append thread-safe
+            wire = self._idle.pop()  # atomic: the GIL makes list.pop/append thread-safe
         except IndexError:
             pool = self._pool
             return _Wire(pool.connection_class(**pool.connection_kwargs))
+        primary = primary_address(self._pool)  # Sentinel: a failover may have moved it
+        if primary is not None and wire.sock is not None and wire.address() != primary:
+            wire.conn.disconnect()  # to the old primary: the next use asks the Sentinels
+        return wire
 
     def _give_back(self, wire: _Wire) -> None:
         self._idle.append(wire)
@@ -133,6 +141,9 @@ class _Wire:
         self.sock: socket.socket | None = None
         self.used = 0.0
 
+    def address(self) -> tuple[str, int]:
+        return str(self.conn.host), int(self.conn.port)
+
     def round_trip(self, payload: bytes, count: int) -> list[Any]:
         conn = self.conn
         interval = conn.health_check_interval
@@ -179,6 +190,11 @@ class _Wire:
         # then means "unavailable", as it does through redis-py itself
         errors = [r for r in replies if isinstance(r, RedisError)]
         if errors:
+            if isinstance(errors[0], ReadOnlyError) and is_sentinel_connection(conn):
+                # a demoted primary, as redis-py treats it: reconnect to the one the
+                # Sentinels name now (nothing was written: retrying is safe)
+                conn.disconnect()
+                raise redis.ConnectionError("the primary was demoted to a replica")
             raise errors[0]
         return replies
 

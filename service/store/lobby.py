@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.store import keys
-from service.store.client import RedisClient, translate_errors
+from service.store.client import RedisClient
+from service.store.failures import translate_errors
 from service.store.lobby_scripts import (
     LISTING_DROP_SCRIPT,
     LISTING_PAGE_SCRIPT,

@@ -34,7 +34,8 @@ import orjson
 import redis
 
 from service.store import keys
-from service.store.client import RedisClient, translate_errors
+from service.store.client import RedisClient
+from service.store.failures import translate_errors
 
 log = logging.getLogger(__name__)
 

@@ -23,6 +23,20 @@ def test_odd_if_match_is_412_and_changes_nothing(lane_client, redis_client, if_m
     assert snapshot(redis_client, game.id) == before
 
 
+def test_if_match_ahead_of_the_game_says_the_game_lost_changes(lane_client, redis_client):
+    """A client that saw version 5 of a game now at 1 (the store failed over and lost
+    the changes it saw) is told so, not that its version is stale."""
+    game, seat = new_game(lane_client)
+    before = snapshot(redis_client, game.id)
+    response = post_move(game, seat, orjson.dumps(DRAW), **{"If-Match": '"5"'})
+    body = problem(response, 412, "PRECONDITION_FAILED")
+    assert body["title"] == "Version mismatch" and body["current_version"] == 1
+    assert "lost changes" in body["detail"] and "reload" in body["detail"]
+    stale = post_move(game, seat, orjson.dumps(DRAW), **{"If-Match": '"0"'})
+    assert "lost" not in problem(stale, 412, "PRECONDITION_FAILED")["detail"]
+    assert snapshot(redis_client, game.id) == before
+
+
 def test_if_match_naming_the_version_still_applies(lane_client):
     game, seat = new_game(lane_client)
     for if_match in ('"1"', ' "1" ', "*"):

@@ -209,3 +209,74 @@ def test_gunicorn_master_keeps_the_metrics_directory_of_this_run_only(
     ]
     settings["_empty_metrics_dir"](metrics_dir)  # type: ignore[operator]  # a new run
     assert list(metrics_dir.iterdir()) == []
+
+
+def test_sentinel_and_durability_settings_are_parsed() -> None:
+    cfg = Config.from_env(
+        {
+            "REDIS_URL": "rediss://user:pw@ignored:6380/2",
+            "REDIS_SENTINELS": "10.0.0.5:26379, sentinel-b:26380",
+            "REDIS_SENTINEL_MASTER": "games",
+            "REDIS_WAIT_REPLICAS": "2",
+            "REDIS_WAIT_AOF": "yes",
+            "REDIS_WAIT_TIMEOUT_MS": "250",
+        }
+    )
+    assert cfg.redis_sentinels == (("10.0.0.5", 26379), ("sentinel-b", 26380))
+    assert cfg.redis_sentinel_master == "games"
+    assert (cfg.redis_wait_replicas, cfg.redis_wait_aof, cfg.redis_wait_timeout_ms) == (
+        2,
+        True,
+        250,
+    )
+    assert cfg.durable_writes
+    assert not Config.from_env({"REDIS_URL": "redis://r:6379/0"}).durable_writes
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"REDIS_SENTINELS": "a:1", "REDIS_SENTINEL_MASTER": "m"}, "set REDIS_URL too"),
+        (
+            {"REDIS_URL": "unix:///tmp/r.sock", "REDIS_SENTINELS": "a:1"},
+            "set REDIS_URL too",
+        ),
+        ({"REDIS_URL": "redis://r:1/0", "REDIS_SENTINELS": "a:1"}, "REDIS_SENTINEL_MASTER"),
+        ({"REDIS_URL": "redis://r:1/0", "REDIS_SENTINEL_MASTER": "m"}, "REDIS_SENTINELS as"),
+        ({"REDIS_URL": "redis://r:1/0", "REDIS_SENTINELS": "a"}, "host:port"),
+        ({"REDIS_URL": "redis://r:1/0", "REDIS_SENTINELS": "a:0"}, "host:port"),
+        (
+            {
+                "REDIS_URL": "redis://r:1/0",
+                "REDIS_CLUSTER": "true",
+                "REDIS_SENTINELS": "a:1",
+                "REDIS_SENTINEL_MASTER": "m",
+            },
+            "not with REDIS_CLUSTER",
+        ),
+        ({"REDIS_WAIT_REPLICAS": "1"}, "need a Redis"),
+        ({"REDIS_WAIT_AOF": "true"}, "need a Redis"),
+        ({"REDIS_URL": "redis://r:1/0", "REDIS_WAIT_REPLICAS": "-1"}, "REDIS_WAIT_REPLICAS"),
+        (
+            {
+                "REDIS_URL": "redis://r:1/0",
+                "REDIS_WAIT_REPLICAS": "1",
+                "REDIS_WAIT_TIMEOUT_MS": "0",
+            },
+            "REDIS_WAIT_TIMEOUT_MS",
+        ),
+        (
+            {
+                "REDIS_URL": "redis://r:1/0",
+                "REDIS_WAIT_REPLICAS": "1",
+                "REDIS_WAIT_TIMEOUT_MS": "1500",  # the budget is 2 s
+            },
+            "at most half of REDIS_TIMEOUT_SECONDS",
+        ),
+    ],
+)
+def test_bad_sentinel_and_durability_settings_are_refused(
+    env: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        Config.from_env(env)
