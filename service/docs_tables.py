@@ -74,7 +74,9 @@ WHEN: dict[str, str] = {
     "WEBHOOK_URL_REFUSED": "A webhook URL the service will not call: not https (unless "
     "`WEBHOOK_ALLOW_HTTP`), credentials, or a loopback, private or link-local address",
     "WEBHOOK_NOT_FOUND": "The delivery log of a game created without a webhook",
-    "RATE_LIMITED": "Over a rate limit (`Retry-After` given)",
+    "RATE_LIMITED": "Over a rate limit, or over a lobby limit of the client's address: "
+    "seats held in listed games, listed games waiting for players (`Retry-After` given; "
+    "docs/API.md, The lobby)",
     "STORE_UNAVAILABLE": "Redis unreachable or too slow (`Retry-After` given); recovers alone",
     "INTERNAL": "A bug; logged with the request id",
     "NOT_IMPLEMENTED": "A `Transfer-Encoding` other than `chunked`",
