@@ -5,7 +5,8 @@
 
 It runs ``gunicorn -c deploy/gunicorn.conf.py APP`` (the service's own settings;
 ``service.wsgi:app`` unless told otherwise) on a free 127.0.0.1 port, with one
-worker, seeded games allowed and rate limits off unless ``env`` says otherwise.
+worker, seeded games allowed, and rate limits and the lobby's limits per address off
+unless ``env`` says otherwise.
 The master runs in its own process group (its PID is the group id), so a failed
 test can SIGKILL the master and its workers without touching any other process.
 Its stdout (access log) and stderr (gunicorn's and the app's logs) go to files,
@@ -103,6 +104,8 @@ class GunicornServer:
             "PORT": str(self.port),
             "WEB_CONCURRENCY": "1",
             "RATE_LIMITS": "false",
+            "LOBBY_SEATS_PER_ADDRESS": "0",
+            "LOBBY_LISTED_PER_ADDRESS": "0",
             "ALLOW_SEEDED_GAMES": "true",
             "PYTHONUNBUFFERED": "1",
             **env,

@@ -160,6 +160,44 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "lobby (listing and quick-join); it can still be joined by its id.",
     ),
     EnvVar(
+        "LOBBY_TURN_SECONDS",
+        "60",
+        "The turn timer of a listed or quick-join table created without one (a stranger's "
+        "table always has one: a seat whose player does not play cannot stall it). Unlisted "
+        "games have no timer unless asked for.",
+    ),
+    EnvVar(
+        "LOBBY_TURN_MAX_SECONDS",
+        "600",
+        "The longest turn timer a listed or quick-join table may ask for (422 beyond); at "
+        "least `LOBBY_TURN_SECONDS`.",
+    ),
+    EnvVar(
+        "LOBBY_AUTOPILOT_AFTER",
+        "2",
+        "A listed or quick-join table hands a seat to the autopilot after this many automatic "
+        "turns in a row (its default, and the most it may ask for).",
+    ),
+    EnvVar(
+        "LOBBY_SEATS_PER_ADDRESS",
+        "4",
+        "Seats one client address may hold at once in listed and quick-join games that are "
+        "waiting or in play (429 beyond); 0: no cap.",
+    ),
+    EnvVar(
+        "LOBBY_LISTED_PER_ADDRESS",
+        "2",
+        "Listed games one client address may have waiting for players at once (429 beyond); "
+        "0: no cap.",
+    ),
+    EnvVar(
+        "LOBBY_LIVE_SECONDS",
+        "60",
+        "A waiting table counts as live in the lobby (listed first, offered first by "
+        "quick-join) while one of its seated players made a request with its token within "
+        "this long (its view, its events, an open stream).",
+    ),
+    EnvVar(
         "RATE_LIMIT_AUTH_FAILURES",
         "30/minute",
         "Limit on 401 answers per client address (429 beyond).",
@@ -349,6 +387,12 @@ class Config:
     stream_limit_per_address: int = 100
     stream_limit_per_seat: int = 8
     lobby_waiting_seconds: int = 3600
+    lobby_turn_seconds: int = 60
+    lobby_turn_max_seconds: int = 600
+    lobby_autopilot_after: int = 2
+    lobby_seats_per_address: int = 4
+    lobby_listed_per_address: int = 2
+    lobby_live_seconds: int = 60
     fast_lane: bool = True
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
@@ -449,6 +493,16 @@ class Config:
                 "STREAM_LIMIT_PER_SEAT", minimum=0, maximum=1_000_000
             ),
             lobby_waiting_seconds=env.integer("LOBBY_WAITING_SECONDS", minimum=1),
+            lobby_turn_seconds=env.integer("LOBBY_TURN_SECONDS", minimum=1, maximum=86400),
+            lobby_turn_max_seconds=env.integer("LOBBY_TURN_MAX_SECONDS", minimum=5, maximum=86400),
+            lobby_autopilot_after=env.integer("LOBBY_AUTOPILOT_AFTER", minimum=1, maximum=100),
+            lobby_seats_per_address=env.integer(
+                "LOBBY_SEATS_PER_ADDRESS", minimum=0, maximum=10000
+            ),
+            lobby_listed_per_address=env.integer(
+                "LOBBY_LISTED_PER_ADDRESS", minimum=0, maximum=10000
+            ),
+            lobby_live_seconds=env.integer("LOBBY_LIVE_SECONDS", minimum=1, maximum=86400),
             fast_lane=env.boolean("FAST_LANE"),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),
             cors_origins=tuple(
@@ -486,6 +540,8 @@ class Config:
         if config.stream_ticket_seconds < 2 * config.sse_heartbeat_seconds:
             # an open stream renews its ticket at a heartbeat past half the ticket's life
             raise ValueError("STREAM_TICKET_SECONDS: at least twice SSE_HEARTBEAT_SECONDS")
+        if config.lobby_turn_seconds > config.lobby_turn_max_seconds:
+            raise ValueError("LOBBY_TURN_SECONDS: at most LOBBY_TURN_MAX_SECONDS")
         if config.webhook_claim_seconds < 2 * config.webhook_timeout_seconds:
             # an attempt must end long before its claim, renewed as it starts, can lapse
             raise ValueError("WEBHOOK_CLAIM_SECONDS: at least twice WEBHOOK_TIMEOUT_SECONDS")

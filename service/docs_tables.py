@@ -76,7 +76,9 @@ WHEN: dict[str, str] = {
     "WEBHOOK_URL_REFUSED": "A webhook URL the service will not call: not https (unless "
     "`WEBHOOK_ALLOW_HTTP`), credentials, or a loopback, private or link-local address",
     "WEBHOOK_NOT_FOUND": "The delivery log of a game created without a webhook",
-    "RATE_LIMITED": "Over a rate limit (`Retry-After` given)",
+    "RATE_LIMITED": "Over a rate limit, or over a lobby limit of the client's address: "
+    "seats held in listed games, listed games waiting for players (`Retry-After` given; "
+    "docs/API.md, The lobby)",
     "TOO_MANY_STREAMS": "An event stream or waiting long poll over the open streams a client "
     "address (`STREAM_LIMIT_PER_ADDRESS`) or a seat (`STREAM_LIMIT_PER_SEAT`) may hold at "
     "once: close one, or retry after `Retry-After`; also nginx's own, per address "

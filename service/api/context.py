@@ -25,6 +25,7 @@ from flask import current_app, request
 from service.api.limits import RateLimits
 from service.api.stream_caps import StreamCaps
 from service.config import Config
+from service.hosting.lobby import LobbyTimers
 from service.logs import CURRENT_REQUEST
 from service.store import GameStore
 
@@ -100,3 +101,11 @@ def services() -> Services:
 
 def store() -> GameStore:
     return call().services.store
+
+
+def lobby_timers() -> LobbyTimers:
+    """The timers of a listed or quick-join table, as configured."""
+    config = call().services.config
+    return LobbyTimers(
+        config.lobby_turn_seconds, config.lobby_turn_max_seconds, config.lobby_autopilot_after
+    )

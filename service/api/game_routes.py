@@ -14,10 +14,10 @@ from typing import Any
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import following, handlers, lobby_index, metrics, streams
+from service.api import following, handlers, lobby_caps, lobby_index, metrics, streams
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
-from service.api.context import services, store
+from service.api.context import lobby_timers, services, store
 from service.api.idempotency import Idempotency, idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
@@ -46,7 +46,7 @@ class Games(MethodView):
         {
             400: "Malformed JSON, or a weak Idempotency-Key",
             422: "Invalid players, seats, options or webhook URL",
-            429: "Rate limited",
+            429: "Rate limited, or over the address's lobby limit (a listed game)",
             503: "Storage unavailable",
         },
         "INVALID_JSON",
@@ -70,6 +70,10 @@ class Games(MethodView):
             _found, earlier = store().load_with_idempotency(game_id, idem.key_hash)
             if earlier is not None:
                 return replay(idem, *earlier)
+        turn_timeout = body.get("turn_timeout_seconds")
+        autopilot_after = body.get("autopilot_after_missed_turns")
+        if body["listed"]:  # strangers sit there: a timer, so that none can stall it
+            turn_timeout, autopilot_after = lobby_timers().of_table(turn_timeout, autopilot_after)
         record, tokens, events = seating.create_record(
             body["players"],
             body.get("seats"),
@@ -77,23 +81,31 @@ class Games(MethodView):
             body["options"],
             body.get("seed"),
             services().config.allow_seeded_games,
-            body.get("turn_timeout_seconds"),
-            body.get("autopilot_after_missed_turns"),
+            turn_timeout,
+            autopilot_after,
             game_id=game_id,
             listed=body["listed"],
         )
         hook_token = None if "webhook" not in body else _add_webhook(record, body["webhook"])
+        hold = lobby_caps.Hold()
+        hold.take_new_game(record)  # 429 over the address's caps (a listed game)
         try:
-            out, headers = _save_created(record, tokens, events, idem, hook_token)
+            try:
+                out, headers = _save_created(record, tokens, events, idem, hook_token)
+            except GameExists:
+                if idem is None:
+                    raise
+                # the key's record expired before the game it made: a new game, as for a new key
+                record.id = new_game_id()
+                hold.take_new_game(record)
+                out, headers = _save_created(record, tokens, events, idem, hook_token)
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
+            hold.release()
             return replay(idem, first.fingerprint, first.response)
-        except GameExists:
-            if idem is None:
-                raise
-            # the key's record expired before the game it made: a new game, as for a new key
-            record.id = new_game_id()
-            out, headers = _save_created(record, tokens, events, idem, hook_token)
+        except BaseException:
+            hold.release()
+            raise
         lobby_index.seats_changed(record)
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
@@ -193,7 +205,7 @@ class Players(MethodView):
             400: "Malformed JSON, or a weak Idempotency-Key",
             409: "No open seat, the seat asked for is taken, or the game was cancelled",
             422: "Invalid name or seat",
-            429: "Rate limited",
+            429: "Rate limited, or over the address's lobby limit (a listed game)",
         },
         "INVALID_JSON",
         "WEAK_IDEMPOTENCY_KEY",
@@ -211,8 +223,11 @@ class Players(MethodView):
         its bearer token (shown only this once).
         """
 
+        hold = lobby_caps.Hold()
+
         def join(version: int, record: GameRecord) -> ChangeOutcome:
             seat, token, events = seating.join(record, body["name"], body.get("seat"))
+            hold.take_seat(record, seat)  # 429 over the address's cap (a listed game)
 
             def build(new_version: int) -> tuple[int, Any]:
                 out = {
@@ -225,7 +240,11 @@ class Players(MethodView):
 
             return ChangeOutcome(events, build, committed=lambda: lobby_index.seats_changed(record))
 
-        return change(game_id, join)
+        try:
+            return change(game_id, join)
+        except BaseException:
+            hold.release()
+            raise
 
 
 TICKET_BYTES = 24

@@ -14,7 +14,7 @@ from functools import lru_cache
 import orjson
 from flask import Response
 
-from service.api import metrics
+from service.api import metrics, presence
 from service.api.auth import bearer_token, require_seat, require_token
 from service.api.conditional import not_modified
 from service.api.context import call, store
@@ -68,10 +68,13 @@ def player_view(game_id: str) -> Response:
     turn is overdue; anything else -- no or another token (401), an overdue
     turn -- takes the document's way, which gives the same answers."""
     token = bearer_token()
-    found, part = _saved_seat_part(game_id, None if token is None else hash_token(token))
+    holder = None if token is None else hash_token(token)
+    found, part = _saved_seat_part(game_id, holder)
     version, _deadline, public, results, _parts = found
     if part is None:
         return _player_view_from_document(game_id)
+    assert holder is not None  # a part is found for a token only
+    presence.note(call().services, game_id, holder, presence.of_public(public))
     assert results is not None  # every write stores them with the version (new game: [])
     unchanged = not_modified(version)
     if unchanged is not None:
@@ -84,11 +87,16 @@ def seat_held_by(game_id: str, holder: str) -> int | None:
     """The seat the token whose hash is ``holder`` holds in ``game_id`` now (None if
     none), from the seats' parts saved with the last change when they hold it (no
     document read), else from the game's record (which also plays an overdue turn)."""
-    _found, part = _saved_seat_part(game_id, holder)
+    found, part = _saved_seat_part(game_id, holder)
+    services = call().services
     if part is not None:
+        presence.note(services, game_id, holder, presence.of_public(found[2]))
         return int(orjson.loads(part)["seat"])
     _version, record = current(game_id)
-    return record.seat_for_holder(holder)
+    seat = record.seat_for_holder(holder)
+    if seat is not None:
+        presence.note(services, game_id, holder, presence.of_record(record))
+    return seat
 
 
 def _saved_seat_part(
@@ -111,6 +119,9 @@ def _saved_seat_part(
 def _player_view_from_document(game_id: str) -> Response:
     version, record = current(game_id)
     seat = require_seat(record)
+    token = bearer_token()
+    assert token is not None  # require_seat proved it
+    presence.note(call().services, game_id, hash_token(token), presence.of_record(record))
     unchanged = not_modified(version)
     if unchanged is not None:
         return unchanged

@@ -35,18 +35,77 @@ STAGES = ("waiting", "playing", "finished", "cancelled")
 """A game's statuses in the order it goes through them (never back)."""
 
 
+LIVE, IDLE = "L", "I"
+"""The sections of the waiting games' listing, as its cursors name them."""
+
+
 def listing(
     status: str, cursor: str | None, limit: int, ruleset: str | None, seats: int | None
 ) -> tuple[list[dict[str, Any]], str | None]:
     """A page of the listing of ``status``: the summaries of its games, each
     checked against the game itself, and the cursor of the next page (None at
     the end).  An entry whose game is gone or unlisted is dropped, one whose game
-    moved on is moved to its listing, one whose write is still under way skipped."""
+    moved on is moved to its listing, one whose write is still under way skipped.
+
+    The waiting games come in two sections, each newest first: the **live**
+    tables (a seated player showed life within ``LOBBY_LIVE_SECONDS`` of the
+    first page: :mod:`service.api.presence`), then the others.  Where the live
+    section ends is fixed by the first page (its cursors carry that time): a
+    table is in one section only, so paging never gives it twice.  A cursor that
+    names no section (the other statuses, and cursors of before the sections)
+    pages through every entry by creation."""
     index = store().lobby
-    page = index.page(status, cursor, limit, ruleset, seats)
-    ids = [game_of_member(member) for member in page.members]
+    section, since, member = _parse_cursor(cursor)
+    if status != "waiting":
+        section = since = None
+    elif cursor is None:
+        section, since = LIVE, time.time() - services().config.lobby_live_seconds
+    games: list[dict[str, Any]] = []
+    if section == LIVE:
+        assert since is not None
+        live = index.live_page(status, member, limit, since, ruleset, seats)
+        games += _checked(status, live.members)
+        if live.next is not None:
+            return games, f"{LIVE}{_ms(since):015d}.{live.next}"
+        section, member, limit = IDLE, None, limit - len(live.members)
+        if limit <= 0:
+            return games, f"{IDLE}{_ms(since):015d}"
+    page = index.page(status, member, limit, ruleset, seats, since if section == IDLE else None)
+    games += _checked(status, page.members)
+    if page.next is None:
+        return games, None
+    if section is None or since is None:
+        return games, page.next
+    return games, f"{section}{_ms(since):015d}.{page.next}"
+
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
+
+
+def _parse_cursor(cursor: str | None) -> tuple[str | None, float | None, str | None]:
+    """``(section, its time, member)`` of a listing cursor (its form is checked by
+    the schema: see :data:`service.api.schemas.lobby.CURSOR`).
+
+    >>> _parse_cursor("000000000001500:g1")
+    (None, None, '000000000001500:g1')
+    >>> _parse_cursor("L000000000009000.000000000001500:g1")
+    ('L', 9.0, '000000000001500:g1')
+    >>> _parse_cursor("I000000000009000")
+    ('I', 9.0, None)
+    """
+    if cursor is None or cursor[0] not in (LIVE, IDLE):
+        return None, None, cursor
+    return cursor[0], int(cursor[1:16]) / 1000, cursor[17:] or None
+
+
+def _checked(status: str, members: list[str]) -> list[dict[str, Any]]:
+    """The summaries of the games of a page's ``members``, each checked against the
+    game itself (see :func:`listing`)."""
+    index = store().lobby
+    ids = [game_of_member(member) for member in members]
     games = []
-    for member, game_id, found in zip(page.members, ids, index.views(ids), strict=True):
+    for member, game_id, found in zip(members, ids, index.views(ids), strict=True):
         created_at = int(member[:15]) / 1000
         public = None if found is None else orjson.loads(found[1])
         if public is None or not public["listed"]:  # expired, or another game's id
@@ -57,7 +116,7 @@ def listing(
                 relist(game_id, status, public, created_at)  # it moved on
             continue  # else listed ahead of a write still under way (or failed)
         games.append(summary(public, created_at))
-    return games, page.next
+    return games
 
 
 def listing_expiry(status: str, created_at: float) -> float:

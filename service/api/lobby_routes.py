@@ -11,7 +11,7 @@ from flask import Response, request, url_for
 from flask.views import MethodView
 from marshmallow import RAISE
 
-from service.api import lobby_index, matchmaking
+from service.api import lobby_caps, lobby_index, matchmaking
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
 from service.api.idempotency import idempotency, replay
@@ -45,11 +45,13 @@ class Listing(MethodView):
     def get(self, query: dict[str, Any]) -> Response:
         """List listed games
 
-        Games created with `listed: true`, newest first, of one `status`
-        (default `waiting`), optionally of one `ruleset` and seat count. Pass
-        `next` as `cursor` for the following page (also in the `Link`
-        header): pages never repeat nor skip a game, however many are created
-        meanwhile. Unlisted games never appear here.
+        Games created with `listed: true`, of one `status` (default
+        `waiting`), optionally of one `ruleset` and seat count, newest first;
+        waiting games whose seated players were active lately (live tables)
+        come before the others. Pass `next` as `cursor` for the following page
+        (also in the `Link` header): pages never repeat a game, and skip only
+        games created, or become live, after the first page. Unlisted games
+        never appear here.
         """
         games, cursor = lobby_index.listing(
             query["status"],
@@ -77,8 +79,8 @@ class QuickJoin(MethodView):
         blp,
         {
             400: "Malformed JSON, or a weak Idempotency-Key",
-            422: "Invalid name, seats or options",
-            429: "Rate limited",
+            422: "Invalid name, seats, options or timers",
+            429: "Rate limited, or over the address's lobby limit",
             503: "Storage unavailable, or no seat found in time (LOBBY_BUSY): retry",
         },
         "INVALID_JSON",
@@ -94,11 +96,13 @@ class QuickJoin(MethodView):
         """Quick-join a game
 
         Takes a seat in the oldest listed waiting game of this ruleset,
-        options, seat count and timers that has one, or creates such a game
-        (listed, `created: true`) for the next players. Answers like a join:
-        the game, your seat and its bearer token (shown once). However many
-        ask at once, no seat is given twice and no game over-filled. With a
-        random `Idempotency-Key`, a retry is answered the same seat.
+        options, seat count and timers that has one (a live table first), or
+        creates such a game (listed, `created: true`) for the next players.
+        Answers like a join: the game, your seat and its bearer token (shown
+        once). However many ask at once, no seat is given twice and no game
+        over-filled. With a random `Idempotency-Key`, a retry is answered the
+        same seat. A seat taken counts against your address's lobby limit
+        (429 beyond).
         """
         idem = idempotency("quick-join", secret=True)
         try:
@@ -110,9 +114,12 @@ class QuickJoin(MethodView):
         return json_response(out, 201, version=out["version"], headers={"Location": location})
 
 
-def _own_seat(game_id: str, act: Callable[[GameRecord, int], list[Event]]) -> Response:
+def _own_seat(
+    game_id: str, act: Callable[[GameRecord, int], list[Event]], *, gone: bool = False
+) -> Response:
     """Apply ``act(record, seat)`` (its events) for the seat of the request's token
-    and answer the seat as it is now."""
+    and answer the seat as it is now; ``gone``: the act gives the seat up (it
+    counts against the address's lobby cap no more)."""
     require_token()
 
     def operation(version: int, record: GameRecord) -> ChangeOutcome:
@@ -129,7 +136,12 @@ def _own_seat(game_id: str, act: Callable[[GameRecord, int], list[Event]]) -> Re
             }
             return 200, out
 
-        return ChangeOutcome(events, build, committed=lambda: lobby_index.seats_changed(record))
+        def committed() -> None:
+            lobby_index.seats_changed(record)
+            if gone:
+                lobby_caps.let_go(record, seat)
+
+        return ChangeOutcome(events, build, committed=committed)
 
     return change(game_id, operation)
 
@@ -175,7 +187,7 @@ class OwnSeat(MethodView):
         Your seat reopens and your token is void. When the last human leaves,
         the game is cancelled (status `cancelled`) and leaves the lobby.
         """
-        return _own_seat(game_id, lobby.leave)
+        return _own_seat(game_id, lobby.leave, gone=True)
 
 
 @blp.route("/games/<game_id:game_id>/resign")
@@ -201,6 +213,9 @@ class Resign(MethodView):
 
         def operation(version: int, record: GameRecord) -> ChangeOutcome:
             seat = require_seat(record)
-            return ChangeOutcome(lobby.resign(record, seat), seat=seat)
+            events = lobby.resign(record, seat)
+            return ChangeOutcome(
+                events, seat=seat, committed=lambda: lobby_caps.let_go(record, seat)
+            )
 
         return change(game_id, operation)

@@ -34,7 +34,8 @@ from typing import Any
 
 from flask import url_for
 
-from service.api.context import services, store
+from service.api import lobby_caps
+from service.api.context import lobby_timers, services, store
 from service.api.idempotency import Idempotency
 from service.api.problems import ApiError
 from service.api.snapshots import snapshot
@@ -70,15 +71,11 @@ def quick_join(body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]
     key, each ticket's game is noted under it before its seat is taken, and the
     answer is saved with the write that takes it: a retry raises
     :class:`IdempotentReplay` with that answer, or is handed the same tickets."""
-    table = table_of(
-        body["ruleset"],
-        body["options"],
-        body["seats"],
-        body["turn_timeout_seconds"],
-        body["autopilot_after_missed_turns"],
+    turn, missed = lobby_timers().of_table(
+        body["turn_timeout_seconds"], body["autopilot_after_missed_turns"]
     )
-    config = services().config
-    lifetime = config.lobby_waiting_seconds
+    body = {**body, "turn_timeout_seconds": turn, "autopilot_after_missed_turns": missed}
+    table = table_of(body["ruleset"], body["options"], body["seats"], turn, missed)
     lobby = store().lobby
     if idem is not None:
         earlier = lobby.remembered(idem.key_hash)
@@ -86,12 +83,30 @@ def quick_join(body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]
             _game, saved = store().load_with_idempotency(earlier, idem.key_hash)
             if saved is not None:
                 raise IdempotentReplay(*saved)
+    hold = lobby_caps.Hold()
+    hold.take_place()  # 429 over the address's cap, before any seat is handed out
+    try:
+        return _seat_at(table, body, idem, hold)
+    except BaseException:
+        hold.release()
+        raise
+
+
+def _seat_at(
+    table: str, body: dict[str, Any], idem: Idempotency | None, hold: lobby_caps.Hold
+) -> dict[str, Any]:
+    """Seek-then-join rounds at ``table`` (see :func:`quick_join`)."""
+    config = services().config
+    lifetime = config.lobby_waiting_seconds
+    lobby = store().lobby
     for round_ in range(TRIES):
-        ticket = lobby.seek(table, lifetime, new_game_id(), body["seats"], *_name(idem, round_))
+        live_since = time.time() - config.lobby_live_seconds
+        name, keep = _name(idem, round_)
+        ticket = lobby.seek(table, lifetime, new_game_id(), body["seats"], name, keep, live_since)
         try:
             if idem is not None:
                 lobby.remember(idem.key_hash, ticket.game, config.idempotency_ttl_seconds)
-            return _take_seat(ticket, body, idem)
+            return _take_seat(ticket, body, idem, hold)
         except (HostingError, GameNotFound):  # full, started or cancelled: not to offer
             lobby.offer(table, ticket.game, 0.0, 0, lifetime)
         except (StoreUnavailable, ApiError):
@@ -164,12 +179,16 @@ def _make(ticket: Ticket, body: dict[str, Any]) -> None:
         pass
 
 
-def _take_seat(ticket: Ticket, body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]:
+def _take_seat(
+    ticket: Ticket, body: dict[str, Any], idem: Idempotency | None, hold: lobby_caps.Hold
+) -> dict[str, Any]:
     """Take the lowest open seat of the ticket's game through the game's own write
-    (making the game first if nobody has yet)."""
+    (making the game first if nobody has yet), held against the caller's cap in
+    place of the place it held."""
 
     def step(version: int, record: GameRecord) -> tuple[Write, dict[str, Any]]:
         seat, token, events = seating.join(record, body["name"])
+        hold.take_seat(record, seat)
         answer = _answer(record, seat, token, version + 1, ticket.new)
         return Write(events, snapshot(record, version + 1), _saved(idem, answer)), answer
 

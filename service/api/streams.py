@@ -20,7 +20,7 @@ import orjson
 from flask import Response
 from werkzeug.datastructures import MIMEAccept
 
-from service.api import handlers, metrics
+from service.api import handlers, metrics, presence
 from service.api.context import CURRENT_CALL, call
 from service.api.problems import ApiError
 from service.api.writes import current
@@ -277,6 +277,8 @@ class Follower:
                 self._keep_ticket()
             if self._lease is not None:
                 self._lease.keep()
+            if self._holder is not None:
+                self._note_life()
             if events:
                 return sse_frames(events) if sse else ndjson_lines(events)
             if events is not None:
@@ -289,6 +291,19 @@ class Follower:
         if sse:
             return self._ending
         raise StopIteration
+
+    def _note_life(self) -> None:
+        """A seat's open stream is a sign of life of its player: tell the lobby (at
+        most every so often: :func:`service.api.presence.note`), within a Redis
+        budget of its own."""
+        assert self._holder is not None
+        services = self._call.services
+        budget = open_budget(services.config.redis_timeout_seconds)
+        try:
+            spot = presence.of_store(services, self._game_id)
+            presence.note(services, self._game_id, self._holder, spot)
+        finally:
+            close_budget(budget)
 
     def _keep_ticket(self) -> None:
         """Renew the stream ticket this stream was opened with, at the first

@@ -1,7 +1,7 @@
 """The lobby's operations on a game record: leaving a waiting game (the last
 human out cancels it), renaming before the start, resigning during play; the
-*table* of a game (what quick-join matches: ruleset, options, seats, timers);
-and the short summary the lobby lists.
+timers of a table strangers share; the *table* of a game (what quick-join
+matches: ruleset, options, seats, timers); and the short summary the lobby lists.
 
 No Flask and no Redis here (the lobby's index is :mod:`service.store.lobby`).
 The game's own record stays the authority on its seats: the index only points
@@ -11,17 +11,58 @@ at games, and every seat is taken through the record.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from service.engine.errors import GameNotInProgressError
+from service.engine.errors import GameNotInProgressError, InvalidOptionError
 from service.engine.options import Options, preset
 from service.engine.records import Event
 from service.engine.rules import Game
 from service.hosting.record import GameRecord
 from service.hosting.refusals import GameCancelledError, GameStartedError, ResignedError
 from service.hosting.timers import AUTOPILOT_LEVEL
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyTimers:
+    """The turn timer every listed or quick-join table has: a stranger may take a
+    seat there and never play, and the timer then plays the seat's turns until
+    the autopilot takes it over.  ``turn_seconds`` and ``autopilot_after`` are
+    the defaults, ``max_turn_seconds`` the longest timer a table may ask for;
+    ``autopilot_after`` is also the most missed turns it may ask for."""
+
+    turn_seconds: int
+    max_turn_seconds: int
+    autopilot_after: int
+
+    def of_table(self, turn_timeout: int | None, autopilot_after: int | None) -> tuple[int, int]:
+        """The timers of a listed or quick-join table that asked for these (None:
+        the default).  Raises :class:`InvalidOptionError` (422) beyond the bounds.
+
+        >>> timers = LobbyTimers(60, 600, 2)
+        >>> timers.of_table(None, None), timers.of_table(30, 1)
+        ((60, 2), (30, 1))
+        >>> timers.of_table(3600, None)
+        Traceback (most recent call last):
+        ...
+        service.engine.errors.InvalidOptionError: a listed table's turn timer is at most 600 s
+        """
+        turn = self.turn_seconds if turn_timeout is None else turn_timeout
+        missed = self.autopilot_after if autopilot_after is None else autopilot_after
+        if turn > self.max_turn_seconds:
+            raise InvalidOptionError(
+                f"a listed table's turn timer is at most {self.max_turn_seconds} s",
+                field="turn_timeout_seconds",
+            )
+        if missed > self.autopilot_after:
+            raise InvalidOptionError(
+                f"a listed table hands a seat to the autopilot after at most "
+                f"{self.autopilot_after} missed turns",
+                field="autopilot_after_missed_turns",
+            )
+        return turn, missed
 
 
 def table_of(
@@ -53,6 +94,18 @@ def record_table(record: GameRecord) -> str:
         len(record.seats),
         record.turn_timeout,
         record.autopilot_after,
+    )
+
+
+def public_table(public: dict[str, Any]) -> str:
+    """The table of a game, from its public view (see :func:`table_of`)."""
+    timer = public["timer"]
+    return _table_name(
+        public["ruleset"],
+        public["options"],
+        len(public["players"]),
+        timer["turn_timeout_seconds"],
+        timer["autopilot_after_missed_turns"],
     )
 
 

@@ -199,8 +199,9 @@ def lobby_shard(game_id: str) -> int:
 
 def lobby_key(status: str, shard: int, part: str) -> str:
     """A key of shard ``shard`` of the lobby's listing of ``status`` games: ``games``
-    (sorted set of ``<created ms>:<id>``) or ``meta`` (hash id -> ruleset, seats,
-    expiry); both of one shard share a hash tag.
+    (sorted set of ``<created ms>:<id>``), ``meta`` (hash id -> ruleset, seats,
+    expiry, created ms) or ``seen`` (sorted set of the ``games`` members a seated
+    player showed life in, scored by when, ms); all of one shard share a hash tag.
 
     >>> lobby_key("waiting", 3, "games")
     't13:lobby:{waiting.3}:games'
@@ -210,8 +211,9 @@ def lobby_key(status: str, shard: int, part: str) -> str:
 
 def table_key(table: str, part: str) -> str:
     """A key of a quick-join table (:func:`service.hosting.lobby.table_of`):
-    ``open`` (sorted set of its waiting games with seats to offer, by creation)
-    or ``free`` (hash game -> seats still to offer); both share a hash tag.
+    ``open`` (sorted set of its waiting games with seats to offer, by creation),
+    ``free`` (hash game -> seats still to offer) or ``seen`` (hash game -> when a
+    seated player last showed life, ms); all share a hash tag.
 
     >>> table_key("ab12", "open")
     't13:seek:{ab12}:open'
@@ -227,3 +229,15 @@ def quick_join_key(key_hash: str) -> str:
     't13:quick-join:{ab12}'
     """
     return f"{PREFIX}:quick-join:{{{key_hash}}}"
+
+
+def address_key(address: str, part: str) -> str:
+    """A key of what one client address holds in the lobby (see
+    :mod:`service.store.holds`): ``seats`` or ``listed``, both under a hash tag of
+    the address's SHA-256 (no address in a key name, and one slot per address).
+
+    >>> address_key("ip:127.0.0.1", "seats")
+    't13:addr:{508cc0fe26185d71343b0aaa99a7a8c8}:seats'
+    """
+    digest = hashlib.sha256(address.encode()).hexdigest()[:32]
+    return f"{PREFIX}:addr:{{{digest}}}:{part}"

@@ -9,17 +9,20 @@ Redis Cluster:
   :func:`~service.store.keys.lobby_shard` of its id.  A shard is a sorted set of
   ``<created ms>:<id>`` (ordered by creation, then id: a total order, so a page's
   cursor is the last member it read and concurrent inserts, always newer, never
-  shift a later page) and a hash of each entry's ruleset, seats and expiry.  A
-  page reads every shard of the status (each at most a bounded number of entries)
-  and merges them.  Writes drop a few expired entries, so a shard holds about the
-  live games of its status.
+  shift a later page), a hash of each entry's ruleset, seats, expiry and
+  creation, and a sorted set of the entries whose seated players showed life,
+  scored by when (:meth:`LobbyIndex.seen`; only waiting games get any).  A page
+  reads every shard of the status (each at most a bounded number of entries, or
+  its live entries: :meth:`LobbyIndex.live_page`) and merges them.  Writes drop
+  a few expired entries, so a shard holds about the live games of its status.
 * **Quick-join tables**: per table (ruleset, options, seats, timers: see
   :func:`service.hosting.lobby.table_of`), a sorted set of its waiting games with
-  seats to offer, oldest first, and how many seats each has to offer.  One script
-  hands out a seat (a ticket) of the oldest game, or lists a new game (made by
-  its ticket holders) when there is none (:meth:`LobbyIndex.seek`): tables of
-  different rulesets, options or sizes live in different slots; a table's script
-  does O(1) work.
+  seats to offer, oldest first, how many seats each has to offer, and when a
+  seated player of each last showed life.  One script hands out a seat (a
+  ticket) of the oldest live game among the first few in line, else of the
+  oldest, or lists a new game (made by its ticket holders) when there is none
+  (:meth:`LobbyIndex.seek`): tables of different rulesets, options or sizes
+  live in different slots; a table's script does O(1) work.
 
 Every entry is a hint: a reader checks the game itself, and a ticket is a seat
 taken through the game's own write, which refuses a seat already taken.
@@ -37,10 +40,13 @@ from service.store.client import RedisClient
 from service.store.failures import translate_errors
 from service.store.lobby_scripts import (
     LISTING_DROP_SCRIPT,
+    LISTING_LIVE_SCRIPT,
     LISTING_PAGE_SCRIPT,
     LISTING_PUT_SCRIPT,
+    LISTING_SEEN_SCRIPT,
     RELEASE_SCRIPT,
     SEEK_SCRIPT,
+    TABLE_SEEN_SCRIPT,
     TABLE_SET_SCRIPT,
 )
 
@@ -117,8 +123,7 @@ class LobbyIndex:
 
     @staticmethod
     def _shard_keys(status: str, game_id: str) -> list[str]:
-        shard = keys.lobby_shard(game_id)
-        return [keys.lobby_key(status, shard, "games"), keys.lobby_key(status, shard, "meta")]
+        return _keys_of_shard(status, keys.lobby_shard(game_id))
 
     def put(
         self,
@@ -130,7 +135,7 @@ class LobbyIndex:
         expires_at: float,
     ) -> None:
         """List ``game_id`` under ``status`` until ``expires_at`` (Unix time)."""
-        meta = f"{ruleset}\t{seats}\t{_ms(expires_at)}"
+        meta = f"{ruleset}\t{seats}\t{_ms(expires_at)}\t{_ms(created_at):015d}"
         self._run(
             LISTING_PUT_SCRIPT,
             self._shard_keys(status, game_id),
@@ -152,20 +157,23 @@ class LobbyIndex:
         limit: int,
         ruleset: str | None = None,
         seats: int | None = None,
+        idle_since: float | None = None,
     ) -> Page:
         """The members of the next page of the ``status`` listing below ``cursor``
-        (None: from the newest), matching the filters.
+        (None: from the newest), matching the filters; with ``idle_since`` (Unix
+        time), only entries whose seated players showed no life since then.
 
         Every shard reads at most :data:`SCAN_PER_SHARD` entries.  The page ends
         where every shard is known to be complete: the highest entry one of them
         stopped at, or the ``limit``-th match, whichever is higher; so no entry
         between two cursors is ever left out, and none is given twice."""
         now = _ms(time.time())
+        idle = "" if idle_since is None else _ms(idle_since)
         answers = [
             self._run(
                 LISTING_PAGE_SCRIPT,
-                [keys.lobby_key(status, shard, "games"), keys.lobby_key(status, shard, "meta")],
-                [cursor or "", limit, SCAN_PER_SHARD, now, ruleset or "", seats or ""],
+                _keys_of_shard(status, shard),
+                [cursor or "", limit, SCAN_PER_SHARD, now, ruleset or "", seats or "", idle],
             )
             for shard in range(keys.LOBBY_SHARDS)
         ]
@@ -179,6 +187,52 @@ class LobbyIndex:
         if len(found) >= limit:
             return Page(found[:limit], found[limit - 1])
         return Page(found, floor or None)
+
+    def live_page(
+        self,
+        status: str,
+        cursor: str | None,
+        limit: int,
+        since: float,
+        ruleset: str | None = None,
+        seats: int | None = None,
+    ) -> Page:
+        """The members of the next page of the ``status`` listing's entries below
+        ``cursor`` (None: from the newest) whose seated players showed life since
+        ``since`` (Unix time), matching the filters, newest first.  Each shard
+        reads its entries with such a sign of life, and no other: the live tables
+        are few next to the listed ones (a sign of life costs a request with a
+        seat's token)."""
+        now = _ms(time.time())
+        found: list[str] = []
+        for shard in range(keys.LOBBY_SHARDS):
+            matches = self._run(
+                LISTING_LIVE_SCRIPT,
+                _keys_of_shard(status, shard),
+                [cursor or "", limit, now, ruleset or "", seats or "", _ms(since)],
+            )
+            found += [_text(m) for m in matches]
+        found.sort(reverse=True)
+        if len(found) >= limit:
+            return Page(found[:limit], found[limit - 1])
+        return Page(found, None)
+
+    def seen(self, game_id: str, table: str, at: float, lifetime: float) -> bool:
+        """Note that a seated player of the waiting game ``game_id`` (of quick-join
+        table ``table``) showed life at ``at`` (Unix time): the lobby lists it among
+        the live tables, and quick-join offers it first, for a while.  False when
+        the game is not in the waiting listing (any more)."""
+        listed = self._run(
+            LISTING_SEEN_SCRIPT, self._shard_keys("waiting", game_id), [game_id, _ms(at)]
+        )
+        if not int(listed):
+            return False
+        self._run(
+            TABLE_SEEN_SCRIPT,
+            [keys.table_key(table, "open"), keys.table_key(table, "seen")],
+            [game_id, _ms(at), _ms(lifetime)],
+        )
+        return True
 
     def views(self, game_ids: list[str]) -> list[tuple[int, bytes] | None]:
         """``(version, public view)`` of each game as its last write saved it (None
@@ -195,21 +249,31 @@ class LobbyIndex:
     # -- quick-join tables ----------------------------------------------------------
 
     def seek(
-        self, table: str, lifetime: float, new_game: str, seats: int, name: str, keep: float
+        self,
+        table: str,
+        lifetime: float,
+        new_game: str,
+        seats: int,
+        name: str,
+        keep: float,
+        live_since: float = 0.0,
     ) -> Ticket:
-        """A seat of ``table`` to take: one of its oldest game's open seats; with
-        none, ``new_game`` (of ``seats`` seats, not made yet) is listed and its first
-        seat handed out.  The ticket is kept ``keep`` seconds under ``name``: a call
-        of the same name (a retry) is answered the same ticket.  Games older than
-        ``lifetime`` seconds are dropped on the way."""
+        """A seat of ``table`` to take: one of the open seats of its oldest game
+        whose seated players showed life since ``live_since`` (Unix time) among the
+        first few in line, else of its oldest game; with none, ``new_game`` (of
+        ``seats`` seats, not made yet) is listed and its first seat handed out.  The
+        ticket is kept ``keep`` seconds under ``name``: a call of the same name (a
+        retry) is answered the same ticket.  Games older than ``lifetime`` seconds
+        are dropped on the way."""
         game, created, new = self._run(
             SEEK_SCRIPT,
             [
                 keys.table_key(table, "open"),
                 keys.table_key(table, "free"),
                 keys.table_key(table, f"ticket:{name}"),
+                keys.table_key(table, "seen"),
             ],
-            [_ms(time.time()), _ms(lifetime), new_game, seats, _ms(keep)],
+            [_ms(time.time()), _ms(lifetime), new_game, seats, _ms(keep), _ms(live_since)],
         )
         return Ticket(_text(game), int(_text(created)) / 1000, bool(int(new)))
 
@@ -227,7 +291,11 @@ class LobbyIndex:
         """Say that ``game_id`` of ``table`` has ``seats`` open seats to offer (0: none)."""
         self._run(
             TABLE_SET_SCRIPT,
-            [keys.table_key(table, "open"), keys.table_key(table, "free")],
+            [
+                keys.table_key(table, "open"),
+                keys.table_key(table, "free"),
+                keys.table_key(table, "seen"),
+            ],
             [game_id, _ms(created_at), seats, _ms(lifetime)],
         )
 
@@ -242,6 +310,12 @@ class LobbyIndex:
         with translate_errors():
             found = self._client().get(keys.quick_join_key(key_hash))
         return None if found is None else _text(found)
+
+
+def _keys_of_shard(status: str, shard: int) -> list[str]:
+    """The keys of a listing shard, as its scripts take them: its entries, their
+    details, their signs of life."""
+    return [keys.lobby_key(status, shard, part) for part in ("games", "meta", "seen")]
 
 
 def _text(value: bytes | str) -> str:

@@ -17,9 +17,16 @@ from service.store import GameStore, connect
 
 
 def make_app(redis_url: str | None, **overrides: str) -> Flask:
-    """The app on ``redis_url`` (None: the embedded store), seeded games allowed and
-    rate limits off unless ``overrides`` say otherwise."""
-    env = {"ALLOW_SEEDED_GAMES": "true", "RATE_LIMITS": "false", **overrides}
+    """The app on ``redis_url`` (None: the embedded store), seeded games allowed, and
+    rate limits and the lobby's limits per address off (a test is one address)
+    unless ``overrides`` say otherwise."""
+    env = {
+        "ALLOW_SEEDED_GAMES": "true",
+        "RATE_LIMITS": "false",
+        "LOBBY_SEATS_PER_ADDRESS": "0",
+        "LOBBY_LISTED_PER_ADDRESS": "0",
+        **overrides,
+    }
     if redis_url is not None:
         env["REDIS_URL"] = redis_url
     config = Config.from_env(env)

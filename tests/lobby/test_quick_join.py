@@ -36,12 +36,16 @@ def test_only_games_of_the_same_table_fit(client):
     listed_game(client, seats=3)
     listed_game(client, seats=2, ruleset="finnish")
     listed_game(client, seats=2, options={"lay_off": True})
-    listed_game(client, seats=2, turn_timeout_seconds=60)
+    listed_game(client, seats=2, turn_timeout_seconds=30)
     create_game(client, [{"name": "a"}], seats=2)  # unlisted
     answer = quick_join(client, "q", seats=2)
-    assert answer["created"], "none of them is a classic 2-seat game without timers"
-    timed = quick_join(client, "t", seats=2, turn_timeout_seconds=60)
+    assert answer["created"], "none of them is a classic 2-seat game with the default timers"
+    timed = quick_join(client, "t", seats=2, turn_timeout_seconds=30)
     assert not timed["created"]
+    default = listed_game(client, seats=2, turn_timeout_seconds=60, autopilot_after_missed_turns=2)
+    assert quick_join(client, "d", seats=2)["id"] in (answer["id"], default.id), (
+        "a table asking for the default timers is the table asking for none"
+    )
     assert quick_join(client, "o", seats=2, options={"lay_off": True})["created"] is False
 
 
@@ -96,7 +100,7 @@ def test_a_new_game_is_made_by_whichever_ticket_holder_comes_first(client, app):
     """The table lists a new game before anyone made it: the first ticket holder
     to find it missing makes it, and it is seated there like the others."""
     store = app.extensions["t13"].store
-    table = table_of("classic", {}, 2, None, None)
+    table = table_of("classic", {}, 2, 60, 2)  # a quick-join's table: the lobby's timers
     lister = store.lobby.seek(table, 3600, "fresh-game", 2, "r1", 60)
     assert lister.new and lister.game == "fresh-game"
     assert store.lobby.seek(table, 3600, "other", 2, "r1", 60) == lister, "a retried call"

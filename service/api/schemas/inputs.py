@@ -37,7 +37,12 @@ def turn_timeout_field(**kwargs: Any) -> fields.Integer:
     return integer(
         validate=validate.Range(5, 86400),
         allow_none=True,
-        metadata={"description": "Per-turn time limit; an overdue turn is played automatically"},
+        metadata={
+            "description": "Per-turn time limit (seconds); an overdue turn is played "
+            "automatically. None by default, except at a listed or quick-join table, which "
+            "always has one: `LOBBY_TURN_SECONDS` (60) when not given or null, at most "
+            "`LOBBY_TURN_MAX_SECONDS` (600)"
+        },
         **kwargs,
     )
 
@@ -47,7 +52,11 @@ def autopilot_after_field(**kwargs: Any) -> fields.Integer:
     return integer(
         validate=validate.Range(1, 100),
         allow_none=True,
-        metadata={"description": "Hand a seat to a bot after this many automatic turns in a row"},
+        metadata={
+            "description": "Hand a seat to a bot after this many automatic turns in a row. "
+            "At a listed or quick-join table: `LOBBY_AUTOPILOT_AFTER` (2) when not given or "
+            "null, and at most that"
+        },
         **kwargs,
     )
 

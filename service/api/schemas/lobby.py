@@ -15,7 +15,14 @@ from service.store.lobby import LISTED_STATUSES
 PAGE_DEFAULT = 20
 PAGE_MAX = 100
 
-CURSOR = FullMatch(r"^[0-9]{15}:[A-Za-z0-9_-]{1,64}$", error="not a cursor of this listing")
+_MEMBER = r"[0-9]{15}:[A-Za-z0-9_-]{1,64}"
+CURSOR = FullMatch(
+    rf"^(?:{_MEMBER}|L[0-9]{{15}}\.{_MEMBER}|I[0-9]{{15}}(?:\.{_MEMBER})?)$",
+    error="not a cursor of this listing",
+)
+"""A listing's cursor: the last entry read (by creation), after the section it
+was read in for the waiting games (``L``/``I`` and the time that splits the
+live tables from the others: :func:`service.api.lobby_index.listing`)."""
 
 
 class ListingQuery(Schema):
