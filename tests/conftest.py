@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
+from harness.events_request import EventsRequest
 from harness.gunicorn_server import GunicornServer
 from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
 from service.config import Config
@@ -117,3 +119,18 @@ def gunicorn() -> Iterator[Callable[[Mapping[str, str]], GunicornServer]]:
     finally:
         for server in started:
             server.cleanup()
+
+
+@pytest.fixture
+def opened() -> Iterator[Callable[..., EventsRequest]]:
+    """Opens events requests (:class:`~harness.events_request.EventsRequest`), all
+    closed at the test's end."""
+    made: list[EventsRequest] = []
+
+    def open_(*args: Any, **kwargs: Any) -> EventsRequest:
+        made.append(EventsRequest(*args, **kwargs))
+        return made[-1]
+
+    yield open_
+    for each in made:
+        each.close()

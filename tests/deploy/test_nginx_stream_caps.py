@@ -42,19 +42,6 @@ def proxy(redis_url: str) -> Iterator[NginxServer]:
         yield server
 
 
-@pytest.fixture
-def opened() -> Iterator[Callable[..., EventsRequest]]:
-    made: list[EventsRequest] = []
-
-    def open_(*args: Any, **kwargs: Any) -> EventsRequest:
-        made.append(EventsRequest(*args, **kwargs))
-        return made[-1]
-
-    yield open_
-    for each in made:
-        each.close()
-
-
 def nginx_refused(answer: EventsRequest) -> None:
     assert answer.status == 429, (answer.status, answer.body[:300])
     problem = answer.problem()

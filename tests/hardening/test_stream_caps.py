@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -48,19 +48,6 @@ def caps_env(redis_url: str | None, **extra: str) -> dict[str, str]:
     if redis_url is not None:
         env["REDIS_URL"] = redis_url
     return env
-
-
-@pytest.fixture
-def opened() -> Iterator[Callable[..., EventsRequest]]:
-    made: list[EventsRequest] = []
-
-    def open_(*args: Any, **kwargs: Any) -> EventsRequest:
-        made.append(EventsRequest(*args, **kwargs))
-        return made[-1]
-
-    yield open_
-    for each in made:
-        each.close()
 
 
 def refused(answer: EventsRequest, where: str, cap: int, lease: float = LEASE) -> None:
