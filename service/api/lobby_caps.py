@@ -12,8 +12,15 @@ a cap of 0 is none.  What counts:
   while the game waits for players (and is still in the lobby) or is in play,
   and its player has not left or resigned.  Seats of unlisted games (invite
   links, rematches) never count;
-* a listed game made by ``POST /v1/games``, while it waits for players and is
-  in the lobby (a game quick-join lists counts by its seat only).
+* a listed game of its own, while it waits for players and is in the lobby: one
+  made by ``POST /v1/games``, or one a quick-join of it listed (the quick-join
+  that found no seat to take and opened a new table).  At that cap a quick-join
+  still takes a seat in a game others listed, and is refused only when it would
+  have to list a new one.
+
+A seat is held by its occupant: the member names the seat's token (a prefix of
+its hash), so a seat left from another address (whose leave cannot give back the
+first address's hold), then taken by someone else, is found not held at the cap.
 
 A request holds its place (:class:`Hold`) before its game's write, atomically
 against the cap, and gives it back if the request fails; leaving and resigning
@@ -37,7 +44,7 @@ import orjson
 from service.api.context import call, services, store
 from service.api.limits import by_address
 from service.api.problems import ApiError
-from service.hosting.record import GameRecord
+from service.hosting.record import GameRecord, seat_holders
 from service.store import StoreUnavailable
 from service.store.holds import Refusal
 
@@ -60,10 +67,17 @@ def _caps() -> tuple[int, int] | None:
     return config.lobby_seats_per_address, config.lobby_listed_per_address
 
 
+HOLDER_CHARS = 16
+"""Characters of a seat token's hash that name its holder in a hold."""
+
+
 def seat_member(record: GameRecord, seat: int) -> str:
-    """How an address's hold on ``seat`` of ``record`` is kept: the game, the seat
-    and the game's creation (ms), by which a waiting game leaves the lobby."""
-    return f"{record.id}:{seat}:{int(record.created_at * 1000)}"
+    """How an address's hold on ``seat`` of ``record`` is kept: the game, the seat,
+    the game's creation (ms), by which a waiting game leaves the lobby, and the
+    seat's holder (the start of its token's hash), so that the hold lapses when
+    the seat changes hands."""
+    holder = (record.seats[seat].token_hash or "")[:HOLDER_CHARS]
+    return f"{record.id}:{seat}:{int(record.created_at * 1000)}:{holder}"
 
 
 class Hold:
@@ -77,17 +91,23 @@ class Hold:
         self._address = by_address(call().environ)
         self._seats: list[str] = []
         self._listed: str | None = None
+        self._refused_listing: Refusal | None = None
 
     def take(self, seats: Sequence[str], listed: tuple[str, float] | None = None) -> None:
         """Hold ``seats`` (members: :func:`seat_member`) and the listed game
         ``listed`` (id, when it leaves the lobby) instead of what this request held
         so far; 429 ``RATE_LIMITED`` over a cap, with nothing changed."""
+        refusal = self._change(seats, listed)
+        if refusal is not None:
+            raise self._refused(refusal, len([m for m in seats if m not in self._seats]))
+
+    def _change(self, seats: Sequence[str], listed: tuple[str, float] | None) -> Refusal | None:
         if self._caps is None:
-            return
+            return None
         most_seats, most_listed = self._caps
-        config = services().config
-        until = time.time() + config.game_ttl_seconds
-        add = [(m, time.time() + PLACEHOLDER_SECONDS if m[0] == "?" else until) for m in seats]
+        now = time.time()
+        until = now + services().config.game_ttl_seconds
+        add = [(m, now + PLACEHOLDER_SECONDS if m[0] == "?" else until) for m in seats]
         refusal = None
         for attempt in range(2):
             refusal = store().holds.change(
@@ -101,28 +121,49 @@ class Hold:
             )
             if refusal is None:
                 self._seats, self._listed = list(seats), None if listed is None else listed[0]
-                return
+                return None
             if attempt == 0 and not _heal(self._address):
                 break
-        assert refusal is not None
-        raise _refused(refusal, most_seats if refusal.cap == "seats" else most_listed)
+        return refusal
 
     def take_place(self) -> None:
-        """Hold a place for a seat not known yet (a quick-join's, before its seek)."""
-        self.take(["?" + secrets.token_hex(8)])
+        """Hold a place for a seat not known yet (a quick-join's, before its seek),
+        and one for a listed game, if the address may list one more (else
+        :attr:`may_list` is False: the quick-join may only take a seat others
+        listed)."""
+        seat = "?" + secrets.token_hex(8)
+        listing = ("?" + secrets.token_hex(8), time.time() + PLACEHOLDER_SECONDS)
+        refusal = self._change([seat], listing)
+        if refusal is not None and refusal.cap == "listed":
+            self._refused_listing = refusal
+            refusal = self._change([seat], None)
+        if refusal is not None:
+            raise self._refused(refusal, 1)
 
-    def take_seat(self, record: GameRecord, seat: int) -> None:
-        """Hold ``seat`` of ``record``, if it is a listed game."""
-        if record.listed:
-            self.take([seat_member(record, seat)])
+    @property
+    def may_list(self) -> bool:
+        """Whether this request may list a new game (see :meth:`take_place`)."""
+        return self._refused_listing is None
+
+    def listing_refused(self) -> ApiError:
+        """The 429 of a quick-join that would have to list a game past the cap."""
+        assert self._refused_listing is not None
+        return self._refused(self._refused_listing, 0)
+
+    def take_seat(self, record: GameRecord, seat: int, lists: bool = False) -> None:
+        """Hold ``seat`` of ``record``, if it is a listed game; ``lists``: and the
+        game itself, listed by this request (a quick-join's new table)."""
+        if not record.listed:
+            return
+        listed = (record.id, _leaves(record)) if lists else None
+        self.take([seat_member(record, seat)], listed)
 
     def take_new_game(self, record: GameRecord) -> None:
         """Hold a new listed game and its seats taken by its creator."""
         if not record.listed:
             return
         seats = [seat_member(record, s.seat) for s in record.seats if s.token_hash is not None]
-        leaves = record.created_at + services().config.lobby_waiting_seconds
-        self.take(seats, (record.id, leaves))
+        self.take(seats, (record.id, _leaves(record)))
 
     def release(self) -> None:
         """Give back what this request holds (its request failed); a store that
@@ -136,31 +177,46 @@ class Hold:
             log.warning("lobby hold not given back: %s", exc)
         self._seats, self._listed = [], None
 
+    def _refused(self, refusal: Refusal, asked: int) -> ApiError:
+        assert self._caps is not None
+        most_seats, most_listed = self._caps
+        if refusal.cap == "seats" and asked > most_seats:
+            detail = (
+                f"lobby limit: this request asks for {asked} seats in listed games, more "
+                f"than an address may hold ({most_seats}); list a game with fewer players"
+            )
+        elif refusal.cap == "seats":
+            detail = (
+                f"lobby limit: this address holds {refusal.held} seats in listed games, the "
+                f"most it may ({most_seats}); finish, resign or leave one first"
+            )
+        else:
+            detail = (
+                f"lobby limit: this address has {refusal.held} listed games waiting for "
+                f"players, the most it may ({most_listed}); wait for one to fill, or leave "
+                "it, first"
+            )
+        return ApiError("RATE_LIMITED", detail, headers={"Retry-After": str(RETRY_SECONDS)})
 
-def let_go(record: GameRecord, seat: int) -> None:
-    """After a leave or a resign: the request's address holds ``seat`` of
-    ``record`` no more, nor the game if it was cancelled."""
+
+def _leaves(record: GameRecord) -> float:
+    """When a waiting game leaves the lobby."""
+    return record.created_at + services().config.lobby_waiting_seconds
+
+
+def let_go(record: GameRecord, member: str) -> None:
+    """After a leave or a resign: the request's address holds the seat of
+    ``record`` whose member (:func:`seat_member`, taken before the seat was
+    given up) is ``member`` no more, nor the game if it was cancelled.  A leave
+    from another address than the seat's gives back nothing here: the seat's
+    new holder, if any, is not the hold's, which then lapses at the cap."""
     if not record.listed or _caps() is None:
         return
     listed = [record.id] if record.cancelled else []
     try:
-        store().holds.drop(by_address(call().environ), [seat_member(record, seat)], listed)
+        store().holds.drop(by_address(call().environ), [member], listed)
     except StoreUnavailable as exc:
         log.warning("lobby hold not given back: %s", exc)
-
-
-def _refused(refusal: Refusal, most: int) -> ApiError:
-    if refusal.cap == "seats":
-        detail = (
-            f"lobby limit: this address holds {refusal.held} seats in listed games, the most "
-            f"it may ({most}); finish, resign or leave one first"
-        )
-    else:
-        detail = (
-            f"lobby limit: this address has {refusal.held} listed games waiting for players, "
-            f"the most it may ({most}); wait for one to fill, or leave it, first"
-        )
-    return ApiError("RATE_LIMITED", detail, headers={"Retry-After": str(RETRY_SECONDS)})
 
 
 def _heal(address: str) -> bool:
@@ -168,39 +224,46 @@ def _heal(address: str) -> bool:
     holds no more; whether anything was dropped."""
     held = store().holds.held(address)
     seats = [(m, m.split(":")) for m in held.seats if not m.startswith("?")]
-    ids = sorted({parts[0] for _m, parts in seats} | set(held.listed))
-    found = store().lobby.views(ids)
-    publics = {
-        game_id: None if view is None else orjson.loads(view[1])
-        for game_id, view in zip(ids, found, strict=True)
-    }
+    listed = [game for game in held.listed if not game.startswith("?")]
+    ids = sorted({parts[0] for _m, parts in seats} | set(listed))
+    states: dict[str, tuple[dict[str, Any], list[str | None]] | None] = {}
+    for game_id, state in zip(ids, store().lobby.states(ids), strict=True):
+        states[game_id] = (
+            None if state is None else (orjson.loads(state[0]), seat_holders(state[1]))
+        )
     waiting_seconds = services().config.lobby_waiting_seconds
     stale_seats = [
         member
         for member, parts in seats
-        if not _holds_seat(publics[parts[0]], parts, waiting_seconds)
+        if not _holds_seat(states[parts[0]], parts, waiting_seconds)
     ]
-    stale_listed = [game for game in held.listed if not _in_lobby(publics[game])]
+    stale_listed = [game for game in listed if not _in_lobby(states[game])]
     store().holds.drop(address, stale_seats, stale_listed)
     return bool(stale_seats or stale_listed)
 
 
-def _holds_seat(public: dict[str, Any] | None, parts: list[str], waiting_seconds: int) -> bool:
-    """Whether a seat member (``[game, seat, created ms]``) still counts: its game
-    waits for players in the lobby or is in play, and its player is seated
-    still and did not resign."""
-    if public is None or len(parts) != 3 or public["status"] not in ("waiting", "playing"):
+def _holds_seat(
+    state: tuple[dict[str, Any], list[str | None]] | None, parts: list[str], waiting_seconds: int
+) -> bool:
+    """Whether a seat member (``[game, seat, created ms, holder]``) still counts: its
+    game waits for players in the lobby or is in play, and the seat's player is
+    the member's still (the same token) and did not resign."""
+    if state is None or len(parts) != 4:
+        return False
+    public, holders = state
+    if public["status"] not in ("waiting", "playing"):
         return False
     seat, created = int(parts[1]), int(parts[2]) / 1000
     if public["status"] == "waiting" and created + waiting_seconds <= time.time():
         return False  # it left the lobby
     players = public["players"]
-    return (
-        seat < len(players) and players[seat]["name"] is not None and not players[seat]["resigned"]
-    )
+    if seat >= len(players) or seat >= len(holders) or players[seat]["resigned"]:
+        return False
+    holder = holders[seat]
+    return holder is not None and holder[:HOLDER_CHARS] == parts[3]
 
 
-def _in_lobby(public: dict[str, Any] | None) -> bool:
+def _in_lobby(state: tuple[dict[str, Any], list[str | None]] | None) -> bool:
     """Whether a listed game still counts: it waits for players (the member's
     expiry says when it leaves the lobby)."""
-    return public is not None and public["status"] == "waiting"
+    return state is not None and state[0]["status"] == "waiting"

@@ -101,8 +101,9 @@ class QuickJoin(MethodView):
         Answers like a join: the game, your seat and its bearer token (shown
         once). However many ask at once, no seat is given twice and no game
         over-filled. With a random `Idempotency-Key`, a retry is answered the
-        same seat. A seat taken counts against your address's lobby limit
-        (429 beyond).
+        same seat. A seat taken, and a game it lists, count against your
+        address's lobby limits (429 beyond; at the limit of listed games it
+        still takes a seat in a game others listed).
         """
         idem = idempotency("quick-join", secret=True)
         try:
@@ -124,6 +125,7 @@ def _own_seat(
 
     def operation(version: int, record: GameRecord) -> ChangeOutcome:
         seat = require_seat(record)
+        member = lobby_caps.seat_member(record, seat)  # before the act voids its token
         events = act(record, seat)
 
         def build(new_version: int) -> tuple[int, Any]:
@@ -139,7 +141,7 @@ def _own_seat(
         def committed() -> None:
             lobby_index.seats_changed(record)
             if gone:
-                lobby_caps.let_go(record, seat)
+                lobby_caps.let_go(record, member)
 
         return ChangeOutcome(events, build, committed=committed)
 
@@ -213,9 +215,10 @@ class Resign(MethodView):
 
         def operation(version: int, record: GameRecord) -> ChangeOutcome:
             seat = require_seat(record)
+            member = lobby_caps.seat_member(record, seat)
             events = lobby.resign(record, seat)
             return ChangeOutcome(
-                events, seat=seat, committed=lambda: lobby_caps.let_go(record, seat)
+                events, seat=seat, committed=lambda: lobby_caps.let_go(record, member)
             )
 
         return change(game_id, operation)

@@ -12,7 +12,11 @@ How no seat is given twice and no game is over-filled, however many ask at once:
    join, :func:`service.hosting.seating.join`), which refuses a game that is
    full, started or cancelled.  A refused ticket drops the game from the table,
    and the client seeks again.  A new game is made by the first of its ticket
-   holders to find it missing (the others find it made; see :data:`MAKE_SECONDS`).
+   holders to find it missing (the others find it made; see :data:`MAKE_SECONDS`):
+   by the one the table listed it for with its seat taken, in one write with the
+   answer under its key, else with every seat open.  Listing it counts against
+   that client address's listed games (:mod:`service.api.lobby_caps`): at that
+   cap, a seek may hand out a seat of another game but not list a new one (429).
 3. A ticket whose seat could not be taken because the store failed is given
    back (if it was taken after all, the next holder is refused: see 2).  A seek
    is named, and answered the same ticket when called again by that name: a
@@ -45,7 +49,13 @@ from service.hosting.lobby import table_of
 from service.hosting.record import GameRecord
 from service.hosting.refusals import HostingError
 from service.hosting.tokens import new_game_id
-from service.store import GameExists, GameNotFound, IdempotentReplay, StoreUnavailable
+from service.store import (
+    GameExists,
+    GameNotFound,
+    IdempotentReplay,
+    NotDurable,
+    StoreUnavailable,
+)
 from service.store.lobby import TICKET_SECONDS, Ticket
 from service.store.script_args import IdempotencyRecord
 
@@ -87,6 +97,8 @@ def quick_join(body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]
     hold.take_place()  # 429 over the address's cap, before any seat is handed out
     try:
         return _seat_at(table, body, idem, hold)
+    except NotDurable:  # the seat was taken (not confirmed yet): it counts
+        raise
     except BaseException:
         hold.release()
         raise
@@ -102,13 +114,19 @@ def _seat_at(
     for round_ in range(TRIES):
         live_since = time.time() - config.lobby_live_seconds
         name, keep = _name(idem, round_)
-        ticket = lobby.seek(table, lifetime, new_game_id(), body["seats"], name, keep, live_since)
+        ticket = lobby.seek(
+            table, lifetime, new_game_id(), body["seats"], name, keep, live_since, hold.may_list
+        )
+        if ticket is None:  # it would list a new game, past the address's cap
+            raise hold.listing_refused()
         try:
             if idem is not None:
                 lobby.remember(idem.key_hash, ticket.game, config.idempotency_ttl_seconds)
             return _take_seat(ticket, body, idem, hold)
         except (HostingError, GameNotFound):  # full, started or cancelled: not to offer
             lobby.offer(table, ticket.game, 0.0, 0, lifetime)
+        except NotDurable:  # the seat was taken: a retry with the key is answered it
+            raise
         except (StoreUnavailable, ApiError):
             _give_back(table, ticket, lifetime)
             raise
@@ -157,11 +175,17 @@ def _saved(idem: Idempotency | None, answer: dict[str, Any]) -> IdempotencyRecor
     return idem.record(201, answer, answer["version"], headers={"Location": location})
 
 
-def _make(ticket: Ticket, body: dict[str, Any]) -> None:
-    """Make the listed game a ticket points to, every seat open (unless another
-    of its ticket holders made it first)."""
-    record, _tokens, events = seating.create_record(
-        [],
+def _make(
+    ticket: Ticket, body: dict[str, Any], idem: Idempotency | None, hold: lobby_caps.Hold
+) -> dict[str, Any] | None:
+    """Make the listed game a ticket points to (unless another of its ticket
+    holders made it first: then None).  The ticket that listed it makes it with
+    its seat taken, in the one write that saves the answer under the request's
+    key (so a retry after a write made but not confirmed replays it); the
+    others make it with every seat open, and join it."""
+    players = [{"name": body["name"]}] if ticket.new else []
+    record, tokens, events = seating.create_record(
+        players,
         body["seats"],
         body["ruleset"],
         body["options"],
@@ -173,10 +197,17 @@ def _make(ticket: Ticket, body: dict[str, Any]) -> None:
         listed=True,
     )
     record.created_at = ticket.created_at
+    answer = None
+    saved = None
+    if ticket.new:
+        hold.take_seat(record, 0, lists=True)
+        answer = _answer(record, 0, tokens[0], 1, True)
+        saved = _saved(idem, answer)
     try:
-        create_game(record, events)
+        create_game(record, events, saved)
     except GameExists:
-        pass
+        return None
+    return answer
 
 
 def _take_seat(
@@ -188,7 +219,7 @@ def _take_seat(
 
     def step(version: int, record: GameRecord) -> tuple[Write, dict[str, Any]]:
         seat, token, events = seating.join(record, body["name"])
-        hold.take_seat(record, seat)
+        hold.take_seat(record, seat, lists=ticket.new)
         answer = _answer(record, seat, token, version + 1, ticket.new)
         return Write(events, snapshot(record, version + 1), _saved(idem, answer)), answer
 
@@ -199,7 +230,9 @@ def _take_seat(
         except GameNotFound:
             if made or time.time() - ticket.created_at > MAKE_SECONDS:
                 raise  # a game listed long ago and gone since: not to make again
-            _make(ticket, body)
+            answer = _make(ticket, body, idem, hold)
+            if answer is not None:
+                return answer
             made = True
         except ApiError as busy:
             if busy.code != "CONFLICT":

@@ -92,6 +92,16 @@ class Seat:
         return out
 
 
+def seat_holders(doc: bytes) -> list[str | None]:
+    """The token hash of each seat (None: nobody's) of a game's stored document,
+    read without restoring the game.
+
+    >>> seat_holders(b'{"seats": [{"token_hash": "ab"}, {"token_hash": null}]}')
+    ['ab', None]
+    """
+    return [seat.get("token_hash") for seat in orjson.loads(doc)["seats"]]
+
+
 @dataclass(slots=True)
 class GameRecord:
     """Everything stored about one game."""

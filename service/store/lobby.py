@@ -246,6 +246,18 @@ class LobbyIndex:
             replies = pipe.execute()
         return [None if v is None else (int(v), p or b"") for v, p in replies]
 
+    def states(self, game_ids: list[str]) -> list[tuple[bytes, bytes] | None]:
+        """``(public view, document)`` of each game as its last write saved it (None
+        for a game that is gone), in one pipelined round trip per node."""
+        if not game_ids:
+            return []
+        with translate_errors():
+            pipe = self._client().pipeline(transaction=False)
+            for game_id in game_ids:
+                pipe.hmget(keys.key(game_id, keys.STATE), "p", "d")
+            replies = pipe.execute()
+        return [None if p is None or d is None else (p, d) for p, d in replies]
+
     # -- quick-join tables ----------------------------------------------------------
 
     def seek(
@@ -257,14 +269,16 @@ class LobbyIndex:
         name: str,
         keep: float,
         live_since: float = 0.0,
-    ) -> Ticket:
+        may_list: bool = True,
+    ) -> Ticket | None:
         """A seat of ``table`` to take: one of the open seats of its oldest game
         whose seated players showed life since ``live_since`` (Unix time) among the
         first few in line, else of its oldest game; with none, ``new_game`` (of
         ``seats`` seats, not made yet) is listed and its first seat handed out.  The
         ticket is kept ``keep`` seconds under ``name``: a call of the same name (a
         retry) is answered the same ticket.  Games older than ``lifetime`` seconds
-        are dropped on the way."""
+        are dropped on the way.  None when there is no seat to hand out and it
+        may not list ``new_game`` (``may_list`` False)."""
         game, created, new = self._run(
             SEEK_SCRIPT,
             [
@@ -273,8 +287,18 @@ class LobbyIndex:
                 keys.table_key(table, f"ticket:{name}"),
                 keys.table_key(table, "seen"),
             ],
-            [_ms(time.time()), _ms(lifetime), new_game, seats, _ms(keep), _ms(live_since)],
+            [
+                _ms(time.time()),
+                _ms(lifetime),
+                new_game,
+                seats,
+                _ms(keep),
+                _ms(live_since),
+                "1" if may_list else "0",
+            ],
         )
+        if not _text(game):
+            return None
         return Ticket(_text(game), int(_text(created)) / 1000, bool(int(new)))
 
     def release(self, table: str, ticket: Ticket, lifetime: float) -> None:

@@ -140,8 +140,9 @@ SEEK_SCRIPT = """
 -- KEYS[4] its hash game -> last sign of life of a seated player (ms)
 -- ARGV[1] now (ms), ARGV[2] how long a waiting game stays in the lobby (ms),
 -- ARGV[3] a new game's id, ARGV[4] its seats, ARGV[5] how long the ticket is kept (ms),
--- ARGV[6] live since (ms)
--- Returns {game, created ms (text), 1 if it is the new game else 0}.  The ticket is kept, so a
+-- ARGV[6] live since (ms), ARGV[7] '1' if it may list the new game, else '0'
+-- Returns {game, created ms (text), 1 if it is the new game else 0}; {'', '0', 0} when it
+-- would have to list the new game and may not (then no ticket is kept).  The ticket is kept, so a
 -- retried call (a lost reply re-sent) is answered the same ticket, not a second one.
 -- Games older than the lobby's lifetime are dropped on the way; an idle table's keys
 -- expire after that lifetime.
@@ -180,6 +181,9 @@ for _ = 1, 64 do
       break
     end
   end
+end
+if not ticket and ARGV[7] ~= '1' then
+  return {'', '0', 0}
 end
 if not ticket then
   local free = tonumber(ARGV[4]) - 1

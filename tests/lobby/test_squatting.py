@@ -222,7 +222,9 @@ def test_one_address_cannot_take_every_open_seat(backend):
 
 
 def test_quick_join_counts_against_the_same_cap(redis_client, redis_url):
-    (client,) = capped_apps(redis_url)
+    """Each quick-join lists a new table: the listed games' cap is raised here, so
+    that the seats' cap is the one met (``test_lobby_caps.py`` meets the other)."""
+    (client,) = capped_apps(redis_url, LOBBY_LISTED_PER_ADDRESS="8")
     answers = [post(client, "/v1/lobby/quick-join", SQUATTER, name="q", seats=n)
                for n in (2, 3, 4, 5, 6)]  # fmt: skip
     assert [a.status_code for a in answers] == [201, 201, 201, 201, 429]

@@ -7,6 +7,7 @@ replicas; a replica is stalled with SIGSTOP to hold replication back.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -220,3 +221,34 @@ def test_wait_aof_confirms_each_change_on_redis_7_2() -> None:
     with RedisServer(binary=NEWER_REDIS) as server:  # appendonly no: nothing to wait for
         with pytest.raises(StoreMisconfigured, match="appendonly"):
             make_app(server.url, REDIS_WAIT_AOF="true")
+
+
+def test_a_quick_join_that_made_its_game_unconfirmed_is_answered_its_seat_on_retry(
+    group: Replicated,
+) -> None:
+    """A keyed quick-join that lists and makes a new game while the replica is
+    stalled is 503; another client then quick-joins the same table: the retry
+    with the key is the first answer replayed (its seat, ``created``), and the
+    game holds the two players once each."""
+    client = make_app(group.primary.url, **WAIT).test_client()
+    asked = {"name": "first", "seats": 6}
+    key_ = secrets.token_hex(16)
+    replica = group.replicas[0]
+    replica.pause()
+    try:
+        first = client.post("/v1/lobby/quick-join", json=asked, headers={"Idempotency-Key": key_})
+        _assert_unconfirmed(first)
+    finally:
+        replica.resume()
+    other = client.post("/v1/lobby/quick-join", json={"name": "other", "seats": 6})
+    assert other.status_code == 201, other.get_json()
+    retry = client.post("/v1/lobby/quick-join", json=asked, headers={"Idempotency-Key": key_})
+    assert retry.status_code == 201, retry.get_json()
+    assert retry.headers.get("Idempotent-Replayed") == "true"
+    body = retry.get_json()
+    assert body["id"] == other.get_json()["id"] and body["created"]
+    assert {body["seat"], other.get_json()["seat"]} == {0, 1}
+    players = client.get(f"/v1/games/{body['id']}").get_json()["players"]
+    assert [p["name"] for p in players if p["name"] is not None] == ["first", "other"]
+    token = {"Authorization": f"Bearer {body['token']}"}
+    assert client.get(f"/v1/games/{body['id']}/view", headers=token).status_code == 200
