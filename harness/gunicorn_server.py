@@ -19,6 +19,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -171,6 +172,24 @@ class GunicornServer:
         os.killpg(self.process.pid, sig)
         if sig == signal.SIGKILL:
             self.process.wait(10)
+            self._wait_closed(10)
+
+    def _wait_closed(self, timeout: float) -> None:
+        """Until the instance's port refuses connections.  Its workers hold the
+        listening socket too, and a loaded machine may take a moment to end them
+        after the master: until then a connection is accepted into the backlog and
+        reset once a request went out, which nginx cannot pass on for a POST."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with socket.create_connection((self.host, self.port), timeout=1):
+                    pass
+            except ConnectionRefusedError:
+                return
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"port {self.port} still open after SIGKILL"
+            time.sleep(0.05)
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
