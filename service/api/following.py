@@ -16,10 +16,11 @@ from service.api import handlers, streams
 from service.api.auth import NOT_SEATED, bearer_token, unauthorized
 from service.api.context import call, services, store
 from service.api.responses import json_response
-from service.api.schemas.fields import QueryInteger, QueryNumber
+from service.api.schemas.fields import EventId, QueryNumber
 from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS, TICKET_PATTERN
 from service.hosting.tokens import hash_token
 from service.store import GameNotFound
+from service.store.history import Position, event_id, parse_event_id
 
 TICKET_REFUSED = "this stream ticket is unknown, expired, or its seat changed hands"
 
@@ -27,7 +28,7 @@ PLAIN_KEY = "t13.plain_follow"
 """Where the fast lane keeps a plain request's ``(media, after, wait, ticket)`` in its environ."""
 
 _PLAIN_PARTS = {
-    "after": QueryInteger.PATTERN,
+    "after": EventId.PATTERN,
     "wait": QueryNumber.PATTERN,
     "ticket": TICKET_PATTERN,
 }
@@ -37,7 +38,7 @@ _PLAIN_MEDIA = {"*/*": streams.JSON, **{media: media for media in streams.MEDIA_
 """``Accept`` headers a plain request may send (absent: JSON), and what each is answered in."""
 
 
-def plain_request(environ: dict[str, Any]) -> tuple[str, int, float, str | None] | None:
+def plain_request(environ: dict[str, Any]) -> tuple[str, Position, float, str | None] | None:
     """``(media, after, wait, ticket)`` of a request for events whose query holds
     nothing but valid ``after``, ``wait`` and ``ticket`` (each at most once),
     whose ``Accept`` names exactly one of the media types (or is absent, or
@@ -46,13 +47,19 @@ def plain_request(environ: dict[str, Any]) -> tuple[str, int, float, str | None]
     answer for these).
 
     >>> plain_request({"QUERY_STRING": "after=5&wait=2.5"})
-    ('application/json', 5, 2.5, None)
-    >>> plain_request({"QUERY_STRING": ""}), plain_request({"QUERY_STRING": "after=1&after=2"})
-    (('application/json', 0, 0.0, None), None)
+    ('application/json', Position(seq=5, tag=None), 2.5, None)
+    >>> plain_request({"QUERY_STRING": ""})[1], plain_request({"QUERY_STRING": "after=1&after=2"})
+    (Position(seq=0, tag=None), None)
     >>> plain_request({"QUERY_STRING": "wait=31"}), plain_request({"HTTP_ACCEPT": "text/html"})
     (None, None)
-    >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "7"})
-    ('text/event-stream', 7, 0.0, None)
+    >>> plain_request({"QUERY_STRING": "after=5.5f0c1a2b3c4d5e6f"})[1]
+    Position(seq=5, tag='5f0c1a2b3c4d5e6f')
+    >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "7"})[1]
+    Position(seq=7, tag=None)
+    >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "7.00ff"})
+    >>> plain_request({"HTTP_ACCEPT": "text/event-stream",
+    ...                "HTTP_LAST_EVENT_ID": "7.5f0c1a2b3c4d5e6f"})[1]
+    Position(seq=7, tag='5f0c1a2b3c4d5e6f')
     >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "x"})
     >>> plain_request({"HTTP_LAST_EVENT_ID": str(2**53 + 1)})  # Flask answers it: 422
     """
@@ -67,14 +74,17 @@ def plain_request(environ: dict[str, Any]) -> tuple[str, int, float, str | None]
         if not sep or pattern is None or name in found or not pattern.fullmatch(value):
             return None
         found[name] = value
-    after, wait = int(found.get("after", "0")), float(found.get("wait", "0"))
+    after = parse_event_id(found.get("after", "0"))
+    wait = float(found.get("wait", "0"))
+    assert after is not None  # matched EventId.PATTERN
     resume = environ.get("HTTP_LAST_EVENT_ID")
     if resume is not None:  # checked whatever the media, as the Flask view checks it
-        if not QueryInteger.PATTERN.fullmatch(resume) or int(resume) > MAX_SEQ:
+        position = parse_event_id(resume)
+        if position is None or position.seq > MAX_SEQ:
             return None
         if media != streams.JSON:
-            after = int(resume)
-    if after > MAX_SEQ or wait > MAX_WAIT_SECONDS:
+            after = position
+    if after.seq > MAX_SEQ or wait > MAX_WAIT_SECONDS:
         return None
     return media, after, wait, found.get("ticket")
 
@@ -84,7 +94,7 @@ def plain_follow(game_id: str) -> Response:
     return follow(game_id, *call().environ[PLAIN_KEY])
 
 
-def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None) -> Response:
+def follow(game_id: str, media: str, after: Position, wait: float, ticket: str | None) -> Response:
     """Events of ``game_id`` after ``after``: as JSON a page, waiting up to ``wait``
     seconds for one (a long poll); as SSE or NDJSON a stream (``wait`` unused).
     A seat's private events are those its token (or ticket) may see: up to the
@@ -94,10 +104,11 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
         wait = min(wait, services().config.long_poll_max_seconds)
         if wait <= 0:
             seat = None if proof is None else proof[0]
-            found, cursor, _deadline = store().events(game_id, after, seat)
+            page = store().history(game_id, after, seat)
+            found = page.events
             if proof is not None:
                 found, _held = streams.while_held(game_id, found, *proof)
-            return _events_page(found, cursor)
+            return _events_page(found, page.cursor, page.reset)
     if proof is None and store().load_version(game_id) is None:
         # before watching: a watch subscribes the game's channel (and it lingers),
         # which an unknown id must not cost (a proof has read the game already)
@@ -112,18 +123,27 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
             response = follower.stream(found)
             follower = None  # the stream's now: the server closes it when it ends
             return response
-        if not found:  # the next batch, none once `wait` is over, or the process stops
-            follower.hold(wait)  # waiting, it is one of the client's streams (or 429)
-            found = follower.next_batch(wait) or []
-        return _events_page(found, follower.cursor)
+        reset = follower.take_reset()
+        if not found and reset is None:  # the next batch, none once `wait` is over, or
+            follower.hold(wait)  # the process stops; waiting, it is one of the client's
+            found = follower.next_batch(wait) or []  # streams (or 429)
+            reset = follower.take_reset()
+        return _events_page(found, follower.cursor, reset)
     finally:
         if follower is not None:
             follower.close()
 
 
-def _events_page(found: list[tuple[int, bytes]], cursor: int) -> Response:
-    events = [streams.event_json(seq, raw)[0] for seq, raw in found]
-    return json_response({"events": events, "last_seq": cursor})
+def _events_page(found: list[streams.Tagged], cursor: Position, reset: Position | None) -> Response:
+    events = [streams.event_json(seq, tag, raw)[0] for seq, tag, raw in found]
+    page: dict[str, Any] = {
+        "events": events,
+        "last_seq": cursor.seq,
+        "last_id": event_id(cursor.seq, cursor.tag or ""),
+    }
+    if reset is not None:
+        page["reset"] = streams.reset_fields(reset)
+    return json_response(page)
 
 
 def _proof(game_id: str, ticket: str | None) -> streams.Proof | None:

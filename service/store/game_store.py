@@ -54,8 +54,9 @@ from service.store.errors import (
     IdempotentReplay,
     VersionConflict,
 )
-from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
 from service.store.failures import translate_errors
+from service.store.game_reads import LOADED_FIELDS, REPLAY_HEAD, GameReads, LoadedGame, loaded_game
+from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
 from service.store.link import Command, Link, ScriptCall, link_for
 from service.store.lobby import LobbyIndex
@@ -64,16 +65,18 @@ from service.store.script_args import (
     IdempotencyRecord,
     StoredEvent,
     deadline_arg,
-    deadline_of,
     script_input,
 )
-from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT, SAVE_REPLAY_SCRIPT
+from service.store.scripts import (
+    COMMIT_SCRIPT,
+    CREATE_SCRIPT,
+    EMBEDDED_COMMIT_SCRIPT,
+    EMBEDDED_CREATE_SCRIPT,
+    SAVE_REPLAY_SCRIPT,
+)
 from service.store.shutdown import stop_on_shutdown
 from service.store.stream_leases import LEASE_SCRIPT, StreamLeases
 from service.store.wakeups import Wakeups, Watch
-
-REPLAY_HEAD = b'{"f":1,"r":'
-"""How a saved replay's text begins: its format (1), then the replay (read without parsing)."""
 
 PING_TIMEOUT_SECONDS = 0.5
 """What :meth:`GameStore.ping` waits at most: under a readiness probe's usual 1 s."""
@@ -85,7 +88,7 @@ a client that keys every move still finds its own, while the game's storage stay
 bounded however many keys it is sent."""
 
 
-class GameStore:
+class GameStore(GameReads):
     """All of the service's Redis access: create, load and commit games, read events.
 
     Thread-safe; share one instance per process.  Every method raises
@@ -135,9 +138,12 @@ class GameStore:
 
     def _bind(self, client: RedisClient) -> None:
         self._link = link_for(client)
-        self._create = self._create_script = client.register_script(CREATE_SCRIPT)
+        embedded = type(client).__module__.startswith("fakeredis")
+        create = EMBEDDED_CREATE_SCRIPT if embedded else CREATE_SCRIPT
+        self._create = self._create_script = client.register_script(create)
         self._save_replay = client.register_script(SAVE_REPLAY_SCRIPT)
-        commit = self._commit_script = client.register_script(COMMIT_SCRIPT)
+        commit = client.register_script(EMBEDDED_COMMIT_SCRIPT if embedded else COMMIT_SCRIPT)
+        self._commit_script = commit
         self._commit = commit if self._link is None else self._link.script(commit)
         lease = client.register_script(LEASE_SCRIPT)
         self._streams = StreamLeases(
@@ -257,11 +263,14 @@ class GameStore:
         :class:`IdempotentReplay` if it was taken by a request with the same
         idempotency key (then nothing was written; compare fingerprints and replay).
         """
+        chain = new_chain()
+        digests, head = link(chain, events)
         key_list, args = script_input(
             game_id,
             [doc, self.game_ttl_seconds, public, deadline_arg(deadline)],
-            [results or b"", seat_parts],
+            [results or b"", seat_parts, chain.key, head],
             events,
+            digests,
             idempotency,
             min(self.idempotency_ttl_seconds, self.game_ttl_seconds),
             deliveries=deliveries,
@@ -279,65 +288,20 @@ class GameStore:
             raise GameExists(game_id)
         return 1
 
-    def load_public(self, game_id: str) -> tuple[int, float | None, bytes, bytes | None] | None:
-        """``(version, turn deadline, public view, results)`` saved with the last
-        change, or None if there is no game (one round trip, without the document)."""
-        with translate_errors():
-            [(version, deadline, public, results)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r")
-            )
-        if version is None:
-            return None
-        return int(version), deadline_of(deadline), public or b"", results
-
-    def load_version(self, game_id: str) -> tuple[int, float | None] | None:
-        """``(version, turn deadline)`` of a game, or None if there is none: what a
-        conditional GET needs to answer 304 (one round trip of a few bytes)."""
-        with translate_errors():
-            [(version, deadline)] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), "v", "t"))
-        if version is None:
-            return None
-        return int(version), deadline_of(deadline)
-
-    def load_seat_view(
-        self, game_id: str
-    ) -> tuple[int, float | None, bytes, bytes | None, bytes] | None:
-        """:meth:`load_public` plus the seats' parts of their views saved with
-        the last change (``b""`` if none were): ``(version, turn deadline,
-        public view, results, seat parts)``, or None if there is no game."""
-        with translate_errors():
-            [(version, deadline, public, results, parts)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r", "q")
-            )
-        if version is None:
-            return None
-        return int(version), deadline_of(deadline), public or b"", results, parts or b""
-
-    def load_game(self, game_id: str) -> tuple[int, bytes, bytes | None] | None:
-        """``(version, document, results)`` of a game (results None when none were
-        stored), or None if there is none (one round trip)."""
-        with translate_errors():
-            [(version, doc, results)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r")
-            )
-        if version is None or doc is None:
-            return None
-        return int(version), doc, results
-
     def load_with_idempotency(
         self, game_id: str, key_hash: str
-    ) -> tuple[tuple[int, bytes, bytes | None] | None, tuple[bytes, bytes] | None]:
+    ) -> tuple[LoadedGame | None, tuple[bytes, bytes] | None]:
         """:meth:`load_game` and the idempotency record of ``key_hash``, in one round trip.
 
         Returns ``(game, record)``: ``(version, document, results)`` or None, and
         ``(fingerprint, response)`` or None.
         """
         with translate_errors():
-            (version, doc, results), (fingerprint, response) = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r"),
+            found, (fingerprint, response) = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS),
                 ("HMGET", keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)),
             )
-        game = None if version is None or doc is None else (int(version), doc, results)
+        game = loaded_game(found)
         record = None if fingerprint is None or response is None else (fingerprint, response)
         if record is not None and self._durability.on:
             # about to be answered again: only once the write it answers is confirmed
@@ -357,6 +321,7 @@ class GameStore:
         results: bytes | None = None,
         seat_parts: bytes = b"",
         deliveries: Deliveries | None = None,
+        chain: Chain | None = None,
     ) -> int:
         """Replace the document if the game is still at ``expected_version``; append events.
 
@@ -377,16 +342,24 @@ class GameStore:
         :class:`GameNotFound`, or :class:`IdempotentReplay` if the key was used
         already (then nothing was written; compare fingerprints and replay).
 
+        ``chain`` is the one :meth:`load_game` read at ``expected_version``
+        (:attr:`LoadedGame.chain`); without it, it is read first (a round trip
+        more).  The events are tagged from it (:mod:`service.store.history`).
+
         A commit whose reply is lost (timeout) is re-sent by the client
         library; the script recognises its own write (by a write id saved with
         the game) and reports success, so it is never applied twice nor
         reported as a conflict.
         """
+        if chain is None:
+            chain = self._chain_at(game_id, expected_version)
+        digests, head = link(chain, events)
         key_list, args = script_input(
             game_id,
             [int(expected_version), doc, self.game_ttl_seconds, public, deadline_arg(deadline)],
-            [results or b"", seat_parts],
+            [results or b"", seat_parts, head],
             events,
+            digests,
             idempotency,
             self.idempotency_ttl_seconds,
             IDEMPOTENCY_RECORDS_PER_GAME,
@@ -407,20 +380,21 @@ class GameStore:
             raise IdempotentReplay(result[2], result[3])
         raise GameNotFound(game_id)
 
-    def events(
-        self,
-        game_id: str,
-        after_seq: int = 0,
-        seat: int | None = None,
-        *,
-        limit: int = MAX_EVENTS_PER_READ,
-    ) -> Page:
-        """Events with seq > ``after_seq`` visible to ``seat`` (None: public only),
-        oldest first, the cursor for the next read and the turn deadline, in one
-        round trip (see :func:`service.store.events.read_events`).  To wait for
-        the next ones, :meth:`watch` the game first.  Raises :class:`GameNotFound`."""
+    def _chain_at(self, game_id: str, version: int) -> Chain:
+        """The game's digest chain, read now (for a commit at ``version`` whose
+        caller did not read it).  A game behind ``version`` is a
+        :class:`VersionConflict` now: it could reach ``version`` before the
+        commit, from a chain other than this one.  A game past it is left to the
+        commit to refuse (or to answer an idempotent replay)."""
         with translate_errors():
-            return read_events(self._fetch, game_id, after_seq, seat, limit)
+            [(found, key, head)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "k", "h")
+            )
+        if found is None:
+            raise GameNotFound(game_id)
+        if int(found) < int(version):
+            raise VersionConflict(int(found))
+        return Chain((key or b"").decode(), (head or b"").decode())
 
     def watch(self, game_id: str) -> Watch:
         """A watch woken by each commit of ``game_id`` until it is closed (or its
@@ -465,14 +439,6 @@ class GameStore:
         with translate_errors():
             self.client.delete(keys.ticket_key(game_id, ticket))
 
-    def load_replay(self, game_id: str) -> bytes | None:
-        """The replay JSON text saved by :meth:`save_replay`, or None (one round trip)."""
-        with translate_errors():
-            [saved] = self._fetch(("GET", keys.key(game_id, keys.REPLAY)))
-        if saved is None or not saved.startswith(REPLAY_HEAD) or not saved.endswith(b"}"):
-            return None  # another format: built again (and saved over)
-        return bytes(saved[len(REPLAY_HEAD) : -1])
-
     def save_replay(self, game_id: str, replay: bytes) -> None:
         """Keep ``replay`` (the JSON text of a finished game's replay, which never
         changes) for as long as the game: versioned, ``{"f":1,"r":<replay>}``."""
@@ -484,15 +450,3 @@ class GameStore:
     def waiting(self) -> int:
         """How many waiters of this process are watching a game now."""
         return 0 if self._client is None else self._wakeups.waiting()
-
-    def all_events(self, game_id: str, seat: int | None = None) -> list[tuple[int, bytes]]:
-        """Every event visible to ``seat`` (None: public only), oldest first, read
-        page by page with :meth:`events`.  Raises :class:`GameNotFound`."""
-        out: list[tuple[int, bytes]] = []
-        after = 0
-        while True:
-            found, last, _deadline = self.events(game_id, after, seat)
-            out += found
-            if last <= after:
-                return out
-            after = last

@@ -26,6 +26,13 @@ from service.api.schemas.views import HandResultOut, MeldOut, RoundResultOut
 
 class EventBase(Schema):
     seq = fields.Integer(required=True, metadata={"description": "Position in the game's log"})
+    id = fields.String(
+        metadata={
+            "description": "The event's id, `<seq>.<tag>`: its seq and a tag of the game's "
+            "history up to it (on the events endpoint; pass it as `after` or `Last-Event-ID`)",
+            "example": "27.5f0c1a2b3c4d5e6f",
+        }
+    )
     private = fields.Boolean(
         metadata={"description": "Present (true) on an event only its seat receives"}
     )
