@@ -51,9 +51,10 @@ def test_bots_recover_from_a_rollback_with_nothing_dropped(
 ) -> None:
     created = create_game(service.url, [{"name": "a"}, {"name": "b"}], "bot-rollback")
     tokens = seat_tokens(created)
+    clients = [Client(service.url, created["id"], token) for token in tokens]
     players = [
-        Player(Client(service.url, created["id"], token), "basic", random.Random(i), log=lambda _: None)
-        for i, token in enumerate(tokens)
+        Player(client, "basic", random.Random(i), log=lambda _: None)
+        for i, client in enumerate(clients)
     ]
     with ThreadPoolExecutor(max_workers=2) as pool:
         games = [pool.submit(p.play) for p in players]
