@@ -57,9 +57,9 @@ end
 # 8 hex of a digest of its run_id (new at each start) and master_replid (new at each
 # promotion), read as the script runs; on the embedded store, a constant.  Sets `epoch`.
 _SERVER_EPOCH = """
-local epoch = redis.sha1hex(
-  string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
-  .. string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')):sub(1, 8)
+local info = redis.call('INFO', 'server', 'replication')
+local epoch = redis.sha1hex(string.match(info, 'run_id:(%x+)')
+                            .. string.match(info, 'master_replid:(%x+)')):sub(1, 8)
 """
 _EMBEDDED_EPOCH = (
     """
