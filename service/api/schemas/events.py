@@ -32,7 +32,7 @@ class EventBase(Schema):
             "description": "The event's id, `<seq>.<tag>`: its seq and a tag of the game's "
             "history up to it (pass it as `after` or `Last-Event-ID`)",
             "example": "27.5f0c1a2b3c4d5e6f",
-        }
+        },
     )
     private = fields.Boolean(
         metadata={"description": "Present (true) on an event only its seat receives"}
