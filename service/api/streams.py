@@ -164,8 +164,9 @@ class Follower:
     def next_batch(self, seconds: float) -> list[Tagged] | None:
         """The next events: at once while the last read left more, else as soon as
         they are committed (read from their publish when it follows the cursor,
-        else from the stream); none once ``seconds`` pass without any; None once
-        the process is stopping.  Raises :class:`GameNotFound` and
+        else from the stream); none once ``seconds`` pass without any, or at once
+        when the game's history turned out to be another (:meth:`take_reset`);
+        None once the process is stopping.  Raises :class:`GameNotFound` and
         :class:`StoreUnavailable` from its reads."""
         watch = self._watch
         assert watch is not None, "a closed follower"
@@ -173,7 +174,7 @@ class Follower:
         while not shutting_down():
             if self._behind:
                 events = self.read()
-                if events:
+                if events or self._reset is not None:
                     return events
                 continue
             wait = until - time.monotonic()
@@ -191,7 +192,7 @@ class Follower:
                 continue
             published = watch.take(self.cursor.seq, self._seat, self.cursor.tag)
             events = self._advance(published) if published is not None else self.read()
-            if events:
+            if events or self._reset is not None:  # a reset is news, even with no events
                 return events
         return None
 
