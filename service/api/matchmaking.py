@@ -56,6 +56,7 @@ from service.store import (
     NotDurable,
     StoreUnavailable,
 )
+from service.store.history import Position
 from service.store.lobby import TICKET_SECONDS, Ticket
 from service.store.script_args import IdempotencyRecord
 
@@ -73,7 +74,7 @@ JOIN_ATTEMPTS = 4
 ticket holders race for it)."""
 
 
-def quick_join(body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]:
+def quick_join(body: dict[str, Any], idem: Idempotency | None) -> tuple[dict[str, Any], Position]:
     """Seat the caller at a table of the kind ``body`` asks for: the answer's body
     (``id``, ``seat``, ``token``, ``version``, ``status``, ``created``).
 
@@ -106,7 +107,7 @@ def quick_join(body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]
 
 def _seat_at(
     table: str, body: dict[str, Any], idem: Idempotency | None, hold: lobby_caps.Hold
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Position]:
     """Seek-then-join rounds at ``table`` (see :func:`quick_join`)."""
     config = services().config
     lifetime = config.lobby_waiting_seconds
@@ -177,9 +178,10 @@ def _saved(idem: Idempotency | None, answer: dict[str, Any]) -> IdempotencyRecor
 
 def _make(
     ticket: Ticket, body: dict[str, Any], idem: Idempotency | None, hold: lobby_caps.Hold
-) -> dict[str, Any] | None:
+) -> tuple[dict[str, Any], Position] | None:
     """Make the listed game a ticket points to (unless another of its ticket
-    holders made it first: then None).  The ticket that listed it makes it with
+    holders made it first: then None); the answer and the game's last event when
+    this ticket's seat was taken with it.  The ticket that listed it makes it with
     its seat taken, in the one write that saves the answer under the request's
     key (so a retry after a write made but not confirmed replays it); the
     others make it with every seat open, and join it."""
@@ -204,15 +206,15 @@ def _make(
         answer = _answer(record, 0, tokens[0], 1, True)
         saved = _saved(idem, answer)
     try:
-        create_game(record, events, saved)
+        written = create_game(record, events, saved)
     except GameExists:
         return None
-    return answer
+    return None if answer is None else (answer, written.last)
 
 
 def _take_seat(
     ticket: Ticket, body: dict[str, Any], idem: Idempotency | None, hold: lobby_caps.Hold
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Position]:
     """Take the lowest open seat of the ticket's game through the game's own write
     (making the game first if nobody has yet), held against the caller's cap in
     place of the place it held."""

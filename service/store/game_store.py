@@ -55,7 +55,15 @@ from service.store.errors import (
     VersionConflict,
 )
 from service.store.failures import translate_errors
-from service.store.game_reads import LOADED_FIELDS, REPLAY_HEAD, GameReads, LoadedGame, loaded_game
+from service.store.game_reads import (
+    LOADED_FIELDS,
+    REPLAY_HEAD,
+    GameReads,
+    LoadedGame,
+    Written,
+    last_event,
+    loaded_game,
+)
 from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
 from service.store.link import Command, Link, ScriptCall, link_for
@@ -246,8 +254,9 @@ class GameStore(GameReads):
         results: bytes | None = None,
         seat_parts: bytes = b"",
         deliveries: Deliveries | None = None,
-    ) -> int:
-        """Store a new game at version 1 with its first events; returns 1.
+    ) -> Written:
+        """Store a new game at version 1 with its first events; returns 1 (a
+        :class:`~service.store.game_reads.Written`: with the last event).
 
         ``public`` (the public view, ready to send) and ``deadline`` (of the
         current turn) are kept beside the document so that reads which need
@@ -283,26 +292,26 @@ class GameStore(GameReads):
         if status != -1:  # made (by this request, or by the first with its key)
             self._confirm(confirmation)
         if status == -2:
-            raise IdempotentReplay(result[1], result[2])
+            raise IdempotentReplay(result[1], result[2], result[3])
         if status < 0:
             raise GameExists(game_id)
-        return 1
+        return Written(1, last_event(result[1], result[2]))
 
     def load_with_idempotency(
         self, game_id: str, key_hash: str
-    ) -> tuple[LoadedGame | None, tuple[bytes, bytes] | None]:
+    ) -> tuple[LoadedGame | None, tuple[bytes, bytes, bytes] | None]:
         """:meth:`load_game` and the idempotency record of ``key_hash``, in one round trip.
 
         Returns ``(game, record)``: ``(version, document, results)`` or None, and
-        ``(fingerprint, response)`` or None.
+        ``(fingerprint, response, id of its write's last event)`` or None.
         """
         with translate_errors():
-            found, (fingerprint, response) = self._fetch(
+            found, (fingerprint, response, last) = self._fetch(
                 ("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS),
                 ("HMGET", keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)),
             )
         game = loaded_game(found)
-        record = None if fingerprint is None or response is None else (fingerprint, response)
+        record = None if fingerprint is None or response is None else (fingerprint, response, last)
         if record is not None and self._durability.on:
             # about to be answered again: only once the write it answers is confirmed
             self._confirm(self._durably(game_id)[1])
@@ -322,7 +331,7 @@ class GameStore(GameReads):
         seat_parts: bytes = b"",
         deliveries: Deliveries | None = None,
         chain: Chain | None = None,
-    ) -> int:
+    ) -> Written:
         """Replace the document if the game is still at ``expected_version``; append events.
 
         ``results`` replaces the results stored apart (None leaves them as they
@@ -336,7 +345,8 @@ class GameStore(GameReads):
         :mod:`service.store.outbox`) all happen in one script or not at all.
         The response is stored for ``idempotency_ttl_seconds`` and must be what
         the caller will answer; since the new version is ``expected_version + 1``
-        it can be built before calling.  Returns the new version.
+        it can be built before calling.  Returns the new version (a
+        :class:`~service.store.game_reads.Written`: with the game's last event).
 
         Raises :class:`VersionConflict` (with the current version),
         :class:`GameNotFound`, or :class:`IdempotentReplay` if the key was used
@@ -373,11 +383,11 @@ class GameStore(GameReads):
         if status in (1, -2):  # made (by this request, or by the first with its key)
             self._confirm(confirmation)
         if status == 1:
-            return int(result[1])
+            return Written(int(result[1]), last_event(result[2], result[3]))
         if status == 0:
             raise VersionConflict(int(result[1]))
         if status == -2:
-            raise IdempotentReplay(result[2], result[3])
+            raise IdempotentReplay(result[2], result[3], result[4])
         raise GameNotFound(game_id)
 
     def _chain_at(self, game_id: str, version: int) -> Chain:
