@@ -129,7 +129,7 @@ def _rematch_id(game_id: str) -> str:
     Its id is the finished game's own function (:func:`rematch_game_id`), so
     players asking at once create the same game: the first creation stands, the
     others find it there.  Then the finished game links it (once)."""
-    _version, old, _last = current(game_id)
+    _version, old = current(game_id)
     require_seat(old)
     if old.rematch_id is not None:
         return old.rematch_id
@@ -164,7 +164,7 @@ class Replay(MethodView):
         The revealed seed, every deal and every action: re-simulate it with
         `three-thirteen-verify` to check the deals were fixed at creation.
         """
-        _version, record, _last = current(game_id)
+        _version, record = current(game_id)
         if record.status != "finished":  # before the log is read
             raise GameNotFinishedError("the replay is published once the game is finished")
         text = store().load_replay(game_id)

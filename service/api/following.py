@@ -15,7 +15,6 @@ from flask import Response
 from service.api import handlers, streams
 from service.api.auth import NOT_SEATED, bearer_token, unauthorized
 from service.api.context import call, services, store
-from service.api.resets import reset_fields
 from service.api.responses import json_response
 from service.api.schemas.fields import EventId, QueryNumber
 from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS, TICKET_PATTERN
@@ -143,7 +142,7 @@ def _events_page(found: list[streams.Tagged], cursor: Position, reset: Position 
         "last_id": event_id(cursor.seq, cursor.tag or ""),
     }
     if reset is not None:
-        page["reset"] = reset_fields(reset)
+        page["reset"] = streams.reset_fields(reset)
     return json_response(page)
 
 

@@ -18,7 +18,6 @@ from service.api import following, handlers, lobby_caps, lobby_index, metrics, s
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.context import lobby_timers, services, store
-from service.api.etags import etag
 from service.api.idempotency import Idempotency, idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
@@ -29,7 +28,6 @@ from service.hosting import seating, webhooks
 from service.hosting.record import GameRecord
 from service.hosting.tokens import hash_token, keyed_game_id, new_game_id
 from service.store import GameExists, IdempotentReplay
-from service.store.history import Position
 
 blp = Blueprint(
     "games", __name__, url_prefix="/v1/games", description="Create, join and play games"
@@ -93,24 +91,24 @@ class Games(MethodView):
         hold.take_new_game(record)  # 429 over the address's caps (a listed game)
         try:
             try:
-                out, headers, last = _save_created(record, tokens, events, idem, hook_token)
+                out, headers = _save_created(record, tokens, events, idem, hook_token)
             except GameExists:
                 if idem is None:
                     raise
                 # the key's record expired before the game it made: a new game, as for a new key
                 record.id = new_game_id()
                 hold.take_new_game(record)
-                out, headers, last = _save_created(record, tokens, events, idem, hook_token)
+                out, headers = _save_created(record, tokens, events, idem, hook_token)
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
             hold.release()
-            return replay(idem, first.fingerprint, first.response, first.last)
+            return replay(idem, first.fingerprint, first.response)
         except BaseException:
             hold.release()
             raise
         lobby_index.seats_changed(record)
         metrics.GAMES_CREATED.inc()
-        return json_response(out, 201, etag=etag(1, last), headers=headers)
+        return json_response(out, 201, version=1, headers=headers)
 
 
 def _add_webhook(record: GameRecord, asked: dict[str, Any]) -> str:
@@ -132,10 +130,9 @@ def _save_created(
     events: list[Any],
     idem: Idempotency | None,
     hook_token: str | None = None,
-) -> tuple[dict[str, Any], dict[str, str], Position]:
+) -> tuple[dict[str, Any], dict[str, str]]:
     """Save a new game (with the answer to its request, for a keyed one); that
-    answer's body and headers (with the webhook's secret and token, once), and
-    the game's last event (its ETag's)."""
+    answer's body and headers (with the webhook's secret and token, once)."""
     out = {
         "id": record.id,
         "version": 1,
@@ -158,8 +155,8 @@ def _save_created(
         }
     headers = {"Location": url_for("games.Game", game_id=record.id)}
     saved = None if idem is None else idem.record(201, out, 1, headers=headers)
-    written = create_game(record, events, saved)
-    return out, headers, written.last
+    create_game(record, events, saved)
+    return out, headers
 
 
 @blp.route("/<game_id:game_id>")
@@ -277,13 +274,11 @@ class Moves(MethodView):
             **ERRORS_PLAYER,
             400: "Malformed JSON",
             409: "Not your turn, wrong phase, or game not in progress",
-            412: "If-Match names a stale version, or a history the game no longer has",
+            412: "If-Match names a stale version",
             422: "Invalid or illegal move",
             429: "Rate limited",
         },
         "NOT_YOUR_TURN",
-        "PRECONDITION_FAILED",
-        "HISTORY_DIVERGED",
         "WRONG_PHASE",
         "GAME_NOT_IN_PROGRESS",
         "VALIDATION_ERROR",
@@ -382,7 +377,7 @@ class StreamTickets(MethodView):
         stream renews it. It is refused (401) once the seat changed hands.
         """
         token = require_token()
-        _version, record, _last = current(game_id)
+        _version, record = current(game_id)
         seat = require_seat(record)
         ticket = secrets.token_urlsafe(TICKET_BYTES)
         seconds = services().config.stream_ticket_seconds

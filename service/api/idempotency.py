@@ -20,12 +20,10 @@ from flask import Response
 
 from service.api.auth import bearer_token
 from service.api.context import call
-from service.api.etags import etag
 from service.api.problems import ApiError
 from service.api.responses import json_response
 from service.api.token_masking import mask_tokens, unmask_tokens
 from service.hosting.tokens import hash_token
-from service.store.history import parse_event_id
 
 IDEMPOTENCY_KEY_MAX = 255
 
@@ -117,20 +115,17 @@ def game_idempotency(game_id: str) -> Idempotency | None:
     return idempotency(scope, secret=token is None)
 
 
-def replay(idem: Idempotency, fingerprint: bytes, raw: bytes, last: bytes) -> Response:
-    """Answer again what was answered first (with the ETag of its version, whose
-    last event was ``last``, an event id), or 422 if the key was used otherwise."""
+def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Response:
+    """Answer again what was answered first, or 422 if the key was used otherwise."""
     if fingerprint != idem.fingerprint:
         raise ApiError(
             "IDEMPOTENCY_KEY_REUSED",
             "this Idempotency-Key was used with a different request",
         )
     saved = orjson.loads(raw)
-    version, position = saved.get("version"), parse_event_id(last.decode())
-    tag = None if version is None or position is None else etag(version, position)
     return json_response(
         unmask_tokens(saved["body"], idem.mask_secret),
         saved["status"],
-        etag=tag,
+        version=saved.get("version"),
         headers={**(saved.get("headers") or {}), "Idempotent-Replayed": "true"},
     )

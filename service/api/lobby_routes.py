@@ -14,7 +14,6 @@ from marshmallow import RAISE
 from service.api import lobby_caps, lobby_index, matchmaking
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
-from service.api.etags import etag
 from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import lobby as schemas
@@ -108,13 +107,12 @@ class QuickJoin(MethodView):
         """
         idem = idempotency("quick-join", secret=True)
         try:
-            out, last = matchmaking.quick_join(body, idem)
+            out = matchmaking.quick_join(body, idem)
         except IdempotentReplay as earlier:
             assert idem is not None
-            return replay(idem, earlier.fingerprint, earlier.response, earlier.last)
+            return replay(idem, earlier.fingerprint, earlier.response)
         location = url_for("games.Game", game_id=out["id"])
-        tag = etag(out["version"], last)
-        return json_response(out, 201, etag=tag, headers={"Location": location})
+        return json_response(out, 201, version=out["version"], headers={"Location": location})
 
 
 def _own_seat(

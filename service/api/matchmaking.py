@@ -56,7 +56,6 @@ from service.store import (
     NotDurable,
     StoreUnavailable,
 )
-from service.store.history import Position
 from service.store.lobby import TICKET_SECONDS, Ticket
 from service.store.script_args import IdempotencyRecord
 
@@ -74,7 +73,7 @@ JOIN_ATTEMPTS = 4
 ticket holders race for it)."""
 
 
-def quick_join(body: dict[str, Any], idem: Idempotency | None) -> tuple[dict[str, Any], Position]:
+def quick_join(body: dict[str, Any], idem: Idempotency | None) -> dict[str, Any]:
     """Seat the caller at a table of the kind ``body`` asks for: the answer's body
     (``id``, ``seat``, ``token``, ``version``, ``status``, ``created``).
 
@@ -107,7 +106,7 @@ def quick_join(body: dict[str, Any], idem: Idempotency | None) -> tuple[dict[str
 
 def _seat_at(
     table: str, body: dict[str, Any], idem: Idempotency | None, hold: lobby_caps.Hold
-) -> tuple[dict[str, Any], Position]:
+) -> dict[str, Any]:
     """Seek-then-join rounds at ``table`` (see :func:`quick_join`)."""
     config = services().config
     lifetime = config.lobby_waiting_seconds
@@ -178,10 +177,9 @@ def _saved(idem: Idempotency | None, answer: dict[str, Any]) -> IdempotencyRecor
 
 def _make(
     ticket: Ticket, body: dict[str, Any], idem: Idempotency | None, hold: lobby_caps.Hold
-) -> tuple[dict[str, Any], Position] | None:
+) -> dict[str, Any] | None:
     """Make the listed game a ticket points to (unless another of its ticket
-    holders made it first: then None); the answer and the game's last event when
-    this ticket's seat was taken with it.  The ticket that listed it makes it with
+    holders made it first: then None).  The ticket that listed it makes it with
     its seat taken, in the one write that saves the answer under the request's
     key (so a retry after a write made but not confirmed replays it); the
     others make it with every seat open, and join it."""
@@ -206,15 +204,15 @@ def _make(
         answer = _answer(record, 0, tokens[0], 1, True)
         saved = _saved(idem, answer)
     try:
-        written = create_game(record, events, saved)
+        create_game(record, events, saved)
     except GameExists:
         return None
-    return None if answer is None else (answer, written.last)
+    return answer
 
 
 def _take_seat(
     ticket: Ticket, body: dict[str, Any], idem: Idempotency | None, hold: lobby_caps.Hold
-) -> tuple[dict[str, Any], Position]:
+) -> dict[str, Any]:
     """Take the lowest open seat of the ticket's game through the game's own write
     (making the game first if nobody has yet), held against the caller's cap in
     place of the place it held."""

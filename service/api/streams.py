@@ -23,7 +23,6 @@ from werkzeug.datastructures import MIMEAccept
 from service.api import handlers, metrics, presence
 from service.api.context import CURRENT_CALL, call
 from service.api.problems import ApiError
-from service.api.resets import reset_fields
 from service.api.writes import current
 from service.logs import CURRENT_REQUEST
 from service.store import GameNotFound, StoreUnavailable
@@ -417,6 +416,11 @@ def sse_frames(batch: list[Tagged]) -> bytes:
             % (event_id(seq, tag).encode(), event["type"].encode(), text)
         )
     return b"".join(frames)
+
+
+def reset_fields(shared: Position) -> dict[str, Any]:
+    """What a reset says: the last point both histories share, as seq and id."""
+    return {"shared_seq": shared.seq, "shared_id": event_id(shared.seq, shared.tag or "")}
 
 
 def reset_json(shared: Position) -> bytes:

@@ -21,12 +21,10 @@ import orjson
 from flask import Response
 
 from service.api import lobby_index
-from service.api.conditional import Precondition, if_match
+from service.api.conditional import if_match_version
 from service.api.context import store
-from service.api.etags import etag
 from service.api.idempotency import Idempotency, game_idempotency, replay
 from service.api.problems import ApiError
-from service.api.resets import reset_fields
 from service.api.responses import json_response
 from service.api.snapshots import events_payload, snapshot, snapshot_with
 from service.engine.records import Event
@@ -34,8 +32,6 @@ from service.hosting import game_views, webhooks
 from service.hosting.record import GameRecord
 from service.hosting.timers import apply_timeouts
 from service.store import GameNotFound, IdempotentReplay, VersionConflict
-from service.store.game_reads import Written
-from service.store.history import Position
 from service.store.script_args import IdempotencyRecord
 
 MAX_ATTEMPTS = 4
@@ -83,24 +79,17 @@ nothing), and what the write gives its caller."""
 
 
 def optimistic_write(
-    game_id: str,
-    step: Step[T],
-    *,
-    idem: Idempotency | None = None,
-    expected: Precondition | None = None,
-) -> tuple[T, Position]:
+    game_id: str, step: Step[T], *, idem: Idempotency | None = None, expected: int | None = None
+) -> T:
     """Load the game, play its overdue turn if any (once), run ``step`` and save
     what it changed if the game is still at the version it read; else start over.
-    Returns what ``step`` gave, and the game's last event after the write (or as
-    read, when ``step`` saved nothing): what the version's ETag names.
 
-    ``expected`` is what ``If-Match`` named (412 when the game is at another
-    version, or when the event it names is not in the game's history).
+    ``expected`` is the version ``If-Match`` named (412 when the game is at another).
     Raises :class:`GameNotFound`, and :class:`IdempotentReplay` when ``idem``'s key
     was used already (found on reading, or refused on writing)."""
     settled = False  # one stretch of overdue turns per request (bounded work)
     for _attempt in range(MAX_ATTEMPTS):
-        version, record, last = _load(game_id, idem)
+        version, record = _load(game_id, idem)
         if not settled:
             events = apply_timeouts(record, history=lambda: public_events(game_id))
             if events:
@@ -110,13 +99,22 @@ def optimistic_write(
                 except VersionConflict:
                     pass  # someone else changed it (perhaps the same timeout): reload
                 continue
-        if expected is not None:
-            _check(game_id, expected, version, last)
+        if expected is not None and expected != version:
+            ahead = (
+                ": the game lost changes you saw (its store failed over); reload it"
+                if expected > version
+                else ""
+            )
+            raise ApiError(
+                "PRECONDITION_FAILED",
+                f"If-Match names version {expected}, the game is at version {version}{ahead}",
+                current_version=version,
+            )
         write, result = step(version, record)
         if write is None:
-            return result, last
+            return result
         try:
-            written = _commit(game_id, version, record, write)
+            _commit(game_id, version, record, write)
         except VersionConflict as conflict:
             if expected is not None:
                 raise ApiError(
@@ -125,40 +123,11 @@ def optimistic_write(
                     current_version=conflict.current_version,
                 ) from None
             continue
-        return result, written.last
+        return result
     raise ApiError("CONFLICT", "the game is changing too fast; retry")
 
 
-def _check(game_id: str, expected: Precondition, version: int, last: Position) -> None:
-    """412 unless the game is at the state ``If-Match`` named: ``HISTORY_DIVERGED``
-    when the event it names is not in the game's history (the store lost changes
-    the client saw: it must read the game again, from the shared point), else
-    ``PRECONDITION_FAILED`` when the version is another."""
-    named_version, named_last = expected
-    if named_last is not None and named_last != last:
-        reset = store().history(game_id, named_last, limit=0).reset
-        if reset is not None:
-            raise ApiError(
-                "HISTORY_DIVERGED",
-                f"If-Match names event {named_last.seq} of a history the game no longer "
-                "has (its store lost changes you saw): read it again",
-                current_version=version,
-                **reset_fields(reset),
-            )
-    if named_version != version:
-        ahead = (
-            ": the game lost changes you saw (its store failed over); reload it"
-            if named_version > version
-            else ""
-        )
-        raise ApiError(
-            "PRECONDITION_FAILED",
-            f"If-Match names version {named_version}, the game is at version {version}{ahead}",
-            current_version=version,
-        )
-
-
-def _load(game_id: str, idem: Idempotency | None) -> tuple[int, GameRecord, Position]:
+def _load(game_id: str, idem: Idempotency | None) -> tuple[int, GameRecord]:
     if idem is not None:
         found, earlier = store().load_with_idempotency(game_id, idem.key_hash)
         if earlier is not None:
@@ -168,12 +137,12 @@ def _load(game_id: str, idem: Idempotency | None) -> tuple[int, GameRecord, Posi
     if found is None:
         raise GameNotFound(game_id)
     version, raw, results = found
-    return version, GameRecord.loaded(raw, results), found.last
+    return version, GameRecord.loaded(raw, results)
 
 
-def _commit(game_id: str, version: int, record: GameRecord, write: Write) -> Written:
+def _commit(game_id: str, version: int, record: GameRecord, write: Write) -> None:
     lobby_index.before_write(record)
-    written = store().commit(
+    store().commit(
         game_id,
         version,
         record.to_bytes(),
@@ -183,7 +152,6 @@ def _commit(game_id: str, version: int, record: GameRecord, write: Write) -> Wri
         **write.saved,
     )
     lobby_index.committed(record)
-    return written
 
 
 def change(
@@ -197,7 +165,7 @@ def change(
     request's idempotency record.  An operation that changes nothing (no
     events) saves nothing: it is answered at the version it read.  With
     ``conditional`` the request's ``If-Match`` is honoured (412 when stale)."""
-    expected = if_match() if conditional else None
+    expected = if_match_version() if conditional else None
     idem = game_idempotency(game_id)
 
     def step(
@@ -214,16 +182,16 @@ def change(
         return write, (outcome, status, text, new_version)
 
     try:
-        (outcome, status, text, new_version), last = optimistic_write(
+        outcome, status, text, new_version = optimistic_write(
             game_id, step, idem=idem, expected=expected
         )
     except IdempotentReplay as first:
         assert idem is not None
-        return replay(idem, first.fingerprint, first.response, first.last)
+        return replay(idem, first.fingerprint, first.response)
     if outcome.committed is not None and outcome.changed:
         outcome.committed()
     return json_response(
-        orjson.Fragment(text), status, etag=etag(new_version, last), headers=outcome.headers
+        orjson.Fragment(text), status, version=new_version, headers=outcome.headers
     )
 
 
@@ -245,24 +213,19 @@ def _answer_texts(
     return status, body, game_views.public_json(record, version), orjson.dumps(body), seat_parts
 
 
-def current(game_id: str) -> tuple[int, GameRecord, Position]:
-    """The game's version, record and last event after any overdue turn was
-    played, or 404."""
-    (version, record), last = optimistic_write(
-        game_id, lambda version, record: (None, (version, record))
-    )
-    return version, record, last
+def current(game_id: str) -> tuple[int, GameRecord]:
+    """The game's version and record after any overdue turn was played, or 404."""
+    return optimistic_write(game_id, lambda version, record: (None, (version, record)))
 
 
 def create_game(
     record: GameRecord, events: list[Event], idempotency: IdempotencyRecord | None = None
-) -> Written:
+) -> None:
     """Save a new game at version 1 with its first events (and the idempotency
     record of the request that made it).  Raises :class:`GameExists`, or
-    :class:`IdempotentReplay` when it was made by a request with the same key.
-    Returns its version, 1, with its last event."""
+    :class:`IdempotentReplay` when it was made by a request with the same key."""
     lobby_index.before_write(record)
-    return store().create(
+    store().create(
         record.id,
         record.to_bytes(),
         events_payload(events),

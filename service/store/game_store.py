@@ -41,6 +41,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from redis.commands.core import Script
 
 from service.config import Config
@@ -54,12 +55,7 @@ from service.store.errors import (
     VersionConflict,
 )
 from service.store.failures import translate_errors
-from service.store.game_reads import (
-    REPLAY_HEAD,
-    GameReads,
-    Written,
-    last_event,
-)
+from service.store.game_reads import LOADED_FIELDS, REPLAY_HEAD, GameReads, LoadedGame, loaded_game
 from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
 from service.store.link import Command, Link, ScriptCall, link_for
@@ -80,7 +76,6 @@ from service.store.scripts import (
 )
 from service.store.shutdown import stop_on_shutdown
 from service.store.stream_leases import LEASE_SCRIPT, StreamLeases
-from service.store.tickets import TicketStore
 from service.store.wakeups import Wakeups, Watch
 
 PING_TIMEOUT_SECONDS = 0.5
@@ -93,7 +88,7 @@ a client that keys every move still finds its own, while the game's storage stay
 bounded however many keys it is sent."""
 
 
-class GameStore(GameReads, TicketStore):
+class GameStore(GameReads):
     """All of the service's Redis access: create, load and commit games, read events.
 
     Thread-safe; share one instance per process.  Every method raises
@@ -233,20 +228,6 @@ class GameStore(GameReads, TicketStore):
         command = ("EVALSHA", script.sha, len(key_list), *key_list, *args)
         return self._durably(game_id, command, script)
 
-    def _confirm_written(self, game_id: str) -> None:
-        """Wait until the writes made so far are confirmed, if durability is on."""
-        if self._durability.on:
-            self._confirm(self._durably(game_id)[1])
-
-    def _confirmed(self, game_id: str, command: Command) -> bool:
-        """Send ``command`` and wait for its confirmation, if durability is on
-        (:class:`~service.store.errors.NotDurable` when not confirmed); False,
-        sending nothing, when it is off."""
-        if not self._durability.on:
-            return False
-        self._confirm(self._durably(game_id, command)[1])
-        return True
-
     def _confirm(self, confirmation: list[Any] | None) -> None:
         """Raise :class:`~service.store.errors.NotDurable` unless ``confirmation``
         confirms the write (None: durability is off)."""
@@ -265,9 +246,8 @@ class GameStore(GameReads, TicketStore):
         results: bytes | None = None,
         seat_parts: bytes = b"",
         deliveries: Deliveries | None = None,
-    ) -> Written:
-        """Store a new game at version 1 with its first events; returns 1 (a
-        :class:`~service.store.game_reads.Written`: with the last event).
+    ) -> int:
+        """Store a new game at version 1 with its first events; returns 1.
 
         ``public`` (the public view, ready to send) and ``deadline`` (of the
         current turn) are kept beside the document so that reads which need
@@ -303,10 +283,30 @@ class GameStore(GameReads, TicketStore):
         if status != -1:  # made (by this request, or by the first with its key)
             self._confirm(confirmation)
         if status == -2:
-            raise IdempotentReplay(result[1], result[2], result[3])
+            raise IdempotentReplay(result[1], result[2])
         if status < 0:
             raise GameExists(game_id)
-        return Written(1, last_event(result[1], result[2]))
+        return 1
+
+    def load_with_idempotency(
+        self, game_id: str, key_hash: str
+    ) -> tuple[LoadedGame | None, tuple[bytes, bytes] | None]:
+        """:meth:`load_game` and the idempotency record of ``key_hash``, in one round trip.
+
+        Returns ``(game, record)``: ``(version, document, results)`` or None, and
+        ``(fingerprint, response)`` or None.
+        """
+        with translate_errors():
+            found, (fingerprint, response) = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS),
+                ("HMGET", keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)),
+            )
+        game = loaded_game(found)
+        record = None if fingerprint is None or response is None else (fingerprint, response)
+        if record is not None and self._durability.on:
+            # about to be answered again: only once the write it answers is confirmed
+            self._confirm(self._durably(game_id)[1])
+        return game, record
 
     def commit(
         self,
@@ -322,7 +322,7 @@ class GameStore(GameReads, TicketStore):
         seat_parts: bytes = b"",
         deliveries: Deliveries | None = None,
         chain: Chain | None = None,
-    ) -> Written:
+    ) -> int:
         """Replace the document if the game is still at ``expected_version``; append events.
 
         ``results`` replaces the results stored apart (None leaves them as they
@@ -336,8 +336,7 @@ class GameStore(GameReads, TicketStore):
         :mod:`service.store.outbox`) all happen in one script or not at all.
         The response is stored for ``idempotency_ttl_seconds`` and must be what
         the caller will answer; since the new version is ``expected_version + 1``
-        it can be built before calling.  Returns the new version (a
-        :class:`~service.store.game_reads.Written`: with the game's last event).
+        it can be built before calling.  Returns the new version.
 
         Raises :class:`VersionConflict` (with the current version),
         :class:`GameNotFound`, or :class:`IdempotentReplay` if the key was used
@@ -353,7 +352,7 @@ class GameStore(GameReads, TicketStore):
         reported as a conflict.
         """
         if chain is None:
-            chain = self.chain_at(game_id, expected_version)
+            chain = self._chain_at(game_id, expected_version)
         digests, head = link(chain, events)
         key_list, args = script_input(
             game_id,
@@ -374,12 +373,28 @@ class GameStore(GameReads, TicketStore):
         if status in (1, -2):  # made (by this request, or by the first with its key)
             self._confirm(confirmation)
         if status == 1:
-            return Written(int(result[1]), last_event(result[2], result[3]))
+            return int(result[1])
         if status == 0:
             raise VersionConflict(int(result[1]))
         if status == -2:
-            raise IdempotentReplay(result[2], result[3], result[4])
+            raise IdempotentReplay(result[2], result[3])
         raise GameNotFound(game_id)
+
+    def _chain_at(self, game_id: str, version: int) -> Chain:
+        """The game's digest chain, read now (for a commit at ``version`` whose
+        caller did not read it).  A game behind ``version`` is a
+        :class:`VersionConflict` now: it could reach ``version`` before the
+        commit, from a chain other than this one.  A game past it is left to the
+        commit to refuse (or to answer an idempotent replay)."""
+        with translate_errors():
+            [(found, key, head)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "k", "h")
+            )
+        if found is None:
+            raise GameNotFound(game_id)
+        if int(found) < int(version):
+            raise VersionConflict(int(found))
+        return Chain((key or b"").decode(), (head or b"").decode())
 
     def watch(self, game_id: str) -> Watch:
         """A watch woken by each commit of ``game_id`` until it is closed (or its
@@ -387,6 +402,42 @@ class GameStore(GameReads, TicketStore):
         :mod:`service.store.wakeups`."""
         self._ensure_connected()
         return self._wakeups.watch(game_id)
+
+    def issue_ticket(
+        self, game_id: str, ticket: str, seat: int, holder: str, ttl_seconds: int
+    ) -> None:
+        """Remember that ``ticket`` stands for ``seat`` of ``game_id`` as held by the
+        token whose hash is ``holder``, for ``ttl_seconds`` (Redis keeps a hash of the
+        ticket, never the ticket)."""
+        value = orjson.dumps({"v": 1, "seat": seat, "holder": holder})
+        if self._durability.on:
+            command = ("SET", keys.ticket_key(game_id, ticket), value, "EX", ttl_seconds)
+            self._confirm(self._durably(game_id, command)[1])
+            return
+        with translate_errors():
+            self.client.set(keys.ticket_key(game_id, ticket), value, ex=ttl_seconds)
+
+    def open_ticket(self, game_id: str, ticket: str, ttl_seconds: int) -> tuple[int, str] | None:
+        """``(seat, holder)`` of ``ticket`` in ``game_id``, its life renewed to
+        ``ttl_seconds``; None if it is unknown or expired."""
+        with translate_errors():
+            value = self.client.getex(keys.ticket_key(game_id, ticket), ex=ttl_seconds)
+        if value is None:
+            return None
+        data = orjson.loads(value)
+        if not isinstance(data, dict):  # a bare seat number, as tickets were: no holder to check
+            return None
+        return int(data["seat"]), str(data["holder"])
+
+    def renew_ticket(self, game_id: str, ticket: str, ttl_seconds: int) -> None:
+        """Renew ``ticket``'s life to ``ttl_seconds`` (if it is still there)."""
+        with translate_errors():
+            self.client.expire(keys.ticket_key(game_id, ticket), ttl_seconds)
+
+    def void_ticket(self, game_id: str, ticket: str) -> None:
+        """Forget ``ticket``."""
+        with translate_errors():
+            self.client.delete(keys.ticket_key(game_id, ticket))
 
     def save_replay(self, game_id: str, replay: bytes) -> None:
         """Keep ``replay`` (the JSON text of a finished game's replay, which never
