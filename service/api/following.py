@@ -48,13 +48,21 @@ def events_request(query: dict[str, Any], headers: dict[str, Any], accept: MIMEA
 
 def fast(game_id: str) -> Response:
     """The fast lane's handler: the request parsed as the Flask view's decorators
-    parse it (query first, then headers), then :func:`follow`.  A shallow request
-    that does not populate its environ: no reference cycle, nothing read of the body."""
-    request = Request(call().environ, populate_request=False, shallow=True)
+    parse it (:func:`parse`), then :func:`follow`."""
+    return follow(game_id, *parse(call().environ))
+
+
+def parse(environ: dict[str, Any]) -> Events:
+    """The request for events of ``environ``: its query, then its headers, as the
+    Flask view's decorators parse them (422 as they answer), then
+    :func:`events_request`.  Read through a shallow request that does not
+    populate ``environ`` (no reference cycle, nothing read of the body), gone
+    once parsed: a long poll does not keep it while it waits."""
+    request = Request(environ, populate_request=False, shallow=True)
     parser = Blueprint.ARGUMENTS_PARSER
     query = parser.parse(EVENTS_QUERY, request, location="query")
     headers = parser.parse(EVENTS_HEADERS, request, location="headers")
-    return follow(game_id, *events_request(query, headers, request.accept_mimetypes))
+    return events_request(query, headers, request.accept_mimetypes)
 
 
 def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None) -> Response:
