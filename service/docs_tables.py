@@ -131,8 +131,7 @@ def rate_limits_table() -> str:
     lines = ["| endpoint | operation | limited per | setting (default) |", "|---|---|---|---|"]
 
     def setting(rate: Rate) -> str:
-        name = rate.value[1]
-        return f"`{name.upper()}` (`{getattr(defaults, name)}`)"
+        return f"`{rate.setting.upper()}` (`{getattr(defaults, rate.setting)}`)"
 
     for route in ROUTES:
         path = route.template.replace("<game_id:game_id>", "{id}")

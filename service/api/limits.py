@@ -151,9 +151,19 @@ class Rate(Enum):
     STREAM_TICKETS = ("stream-tickets", "rate_limit_stream_tickets", "stream tickets")
     REPLAY = ("replay", "rate_limit_replay", None)
 
+    @property
+    def setting(self) -> str:
+        """The :class:`Config` field of its rates (``rate_limit_moves``)."""
+        return str(self.value[1])
+
+    @property
+    def label(self) -> str | None:
+        """How a 429's detail names it, if it does (else it gives the rate alone)."""
+        label = self.value[2]
+        return None if label is None else str(label)
+
     def limit(self, config: Config) -> Limit:
-        name, setting, label = self.value
-        return Limit.parse(name, getattr(config, setting), label)
+        return Limit.parse(self.value[0], getattr(config, self.setting), self.label)
 
 
 class Per(Enum):

@@ -13,7 +13,7 @@ from tests.api.conftest import make_app
 LIMITED = [(route, method, limited) for route in ROUTES for method, limited in route.limits.items()]
 
 ONE_PER_HOUR = {
-    f"RATE_LIMIT_{rate.value[1].removeprefix('rate_limit_').upper()}": "1/hour"
+    rate.setting.upper(): "1/hour"
     for rate in Rate
     if rate is not Rate.AUTH_FAILURES  # the bogus token's 401s: not what refuses here
 }
@@ -54,7 +54,7 @@ def test_each_declared_limit_is_counted_before_the_request_is_read(
     second = client.open(path, method=method, data=b"{}", headers=headers, environ_base=environ)
     assert second.status_code == 429, (second.status_code, second.get_json())
     assert second.get_json()["code"] == "RATE_LIMITED"
-    label = limited.rate.value[2]
+    label = limited.rate.label
     assert second.get_json()["detail"].startswith(
         f"rate limit exceeded ({label + ': ' if label else ''}1 per 1 hour)"
     )
