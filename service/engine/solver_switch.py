@@ -11,6 +11,10 @@ extension built, more cards than it takes (``MAX_CARDS``, twice any hand), or
 a whole hand in mode one -- the Python answers, with the same answers
 (``tests/engine/test_solver_native_*.py`` holds the two to that).
 
+The environment's ``SOLVER`` (``service/config.py``) picks one for the whole
+process: ``c`` (the default: the extension where it was built) or ``python``
+(:func:`use_c` with False), so that the two can be measured side by side.
+
 >>> c_search(10**6) is None  # past what the C takes: the Python
 True
 """
@@ -28,16 +32,31 @@ try:
 except ImportError:  # installed without a C compiler
     EXTENSION = None
 
+USE_C = True
+"""Whether the C runs where it was built (``SOLVER=c``); :func:`use_c` sets it."""
+
 WHOLE_HANDS = True
 """Whether the C, when built, also does whole hands (:func:`c_hands`).  Tests
 turn it off to compare with the Python turning the C search's plans into cards."""
+
+
+def use_c(on: bool) -> None:
+    """Let the C run where it was built (True), or run the Python alone (False).
+
+    >>> use_c(False); c_search(13) is None
+    True
+    >>> use_c(True); (c_search(13) is None) == (EXTENSION is None)
+    True
+    """
+    global USE_C
+    USE_C = on
 
 
 def c_search(size: int) -> ModuleType | None:
     """The extension for a search over ``size`` cards (and as many wilds at most),
     or None: the Python searches."""
     extension = EXTENSION
-    if extension is None or size > extension.MAX_CARDS:
+    if extension is None or not USE_C or size > extension.MAX_CARDS:
         return None
     return extension
 
