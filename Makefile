@@ -10,7 +10,7 @@ PORT   ?= 8000
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
-$(STAMP): pyproject.toml setup.py service/engine/_solver_native.c requirements/dev.txt
+$(STAMP): pyproject.toml setup.py service/engine/solver/_native.c requirements/dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --require-hashes -r requirements/dev.txt
 	$(PY) -m pip install -q --no-deps -e .

@@ -38,8 +38,8 @@ from bench.side_by_side import variables  # noqa: E402
 from service.bots import LEVELS  # noqa: E402
 from service.bots.simulate import game_seed, play_game  # noqa: E402
 from service.config import Config  # noqa: E402
-from service.engine import solver_switch  # noqa: E402
 from service.engine.options import Options  # noqa: E402
+from service.engine.solver import switch as solver_switch  # noqa: E402
 
 SEATINGS = (("strong", "basic", "random"), ("basic", "random", "strong"))
 

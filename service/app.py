@@ -32,7 +32,7 @@ from service.api.schemas.fields import component_property
 from service.api.spec import finalize_spec
 from service.api.stream_caps import StreamCaps
 from service.config import Config
-from service.engine import solver_switch
+from service.engine.solver import switch as solver_switch
 from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore, StoreUnavailable
 

@@ -8,10 +8,9 @@ from array import array
 import pytest
 
 from service.engine import Card, Options, Rank, parse_cards, points_table
-from service.engine import solver_switch as switch
-from service.engine.solver import going_out_discards
-from service.engine.solver_c import c_rules
-from service.engine.solver_python import INF
+from service.engine.solver import going_out_discards, switch
+from service.engine.solver.native import c_rules
+from service.engine.solver.python_search import INF
 from tests.engine.native_build import native, needs_native
 
 

@@ -1,7 +1,7 @@
 """Whole hands in C (arrange_free, go_out_free) against the Python.
 
 In mode free without table melds, the C also prepares the hand and turns the
-plan into cards (solver_c.CRules).  These tests hold it to the Python's
+plan into cards (native.CRules).  These tests hold it to the Python's
 whole answers: the same melds (kinds and cards, in order), deadwood and
 points, the same going-out discards in the same order with the same melds.
 """
@@ -34,9 +34,14 @@ from service.engine import (
     parse_cards,
     points_table,
 )
-from service.engine import solver_switch as switch
-from service.engine.solver import best_arrangement, clear_memos, going_out_discards, going_out_melds
-from service.engine.solver_c import c_rules
+from service.engine.solver import (
+    best_arrangement,
+    clear_memos,
+    going_out_discards,
+    going_out_melds,
+    switch,
+)
+from service.engine.solver.native import c_rules
 from tests.engine.native_build import native, needs_native
 
 FREE_OPTIONS = [

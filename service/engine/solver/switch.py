@@ -1,10 +1,10 @@
 """The one switch between the hand solver's C extension and its Python.
 
-The C (``service/engine/_solver_native.c``, built by ``make install`` where
+The C (``service/engine/solver/_native.c``, built by ``make install`` where
 there is a compiler) is a port of the Python search of
-:mod:`service.engine.solver_python`, state for state; in mode free without
+:mod:`service.engine.solver.python_search`, state for state; in mode free without
 table melds it also prepares a whole hand and turns its plan into cards as
-:mod:`service.engine.solver_hand` and :mod:`service.engine.solver_plan` do.
+:mod:`service.engine.solver.hand` and :mod:`service.engine.solver.plan` do.
 Every part of the solver asks here which one runs: :func:`c_search` for one
 search, :func:`c_hands` for a whole hand.  Where the C does not go -- no
 extension built, more cards than it takes (``MAX_CARDS``, twice any hand), or
@@ -28,7 +28,7 @@ from service.engine.options import Options
 EXTENSION: ModuleType | None
 """The C extension, or None when it was not built (the Python runs everywhere)."""
 try:
-    from service.engine import _solver_native as EXTENSION
+    from service.engine.solver import _native as EXTENSION
 except ImportError:  # installed without a C compiler
     EXTENSION = None
 

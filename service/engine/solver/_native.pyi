@@ -1,7 +1,7 @@
-# Stub of the C extension built from _solver_native.c (see solver_search.py).
+# Stub of the C extension built from _native.c (see search.py).
 from collections.abc import Sequence
 
-from service.engine.solver_python import LeafCosts, Step
+from service.engine.solver.python_search import LeafCosts, Step
 
 MAX_CARDS: int
 

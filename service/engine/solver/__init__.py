@@ -1,14 +1,14 @@
 """The hand solver: the arrangement of a hand that leaves the fewest penalty points.
 
 This module is the public API, memoized.  A hand alone is prepared for the
-search in :mod:`service.engine.solver_hand`, searched in
-:mod:`service.engine.solver_search` and its plan turned back into cards in
-:mod:`service.engine.solver_plan`; in mode free (a draw's view and going-out
+search in :mod:`service.engine.solver.hand`, searched in
+:mod:`service.engine.solver.search` and its plan turned back into cards in
+:mod:`service.engine.solver.plan`; in mode free (a draw's view and going-out
 checks, most of all) the C extension does all of that but the melds'
-classification (:mod:`service.engine.solver_c`), card for card as the Python
-does, where :mod:`service.engine.solver_switch` says so.  Melds lying on the
+classification (:mod:`service.engine.solver.native`), card for card as the Python
+does, where :mod:`service.engine.solver.switch` says so.  Melds lying on the
 table (``lay_off``) go to the bounded lay-off search of
-:mod:`service.engine.solver_table`.
+:mod:`service.engine.solver.table`.
 
 >>> from service.engine.cards import parse_cards
 >>> from service.engine.options import Options
@@ -25,11 +25,11 @@ from functools import lru_cache
 from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, Meld
 from service.engine.options import Options
-from service.engine.solver_budget import WORK_BUDGET, Budget
-from service.engine.solver_c import c_rules
-from service.engine.solver_hand import going_out_plans, solve_hand
-from service.engine.solver_plan import finish, melds_of
-from service.engine.solver_table import best_with_table
+from service.engine.solver.hand import going_out_plans, solve_hand
+from service.engine.solver.native import c_rules
+from service.engine.solver.plan import finish, melds_of
+from service.engine.solver.table import best_with_table
+from service.engine.solver.work_budget import WORK_BUDGET, Budget
 
 
 def best_arrangement(

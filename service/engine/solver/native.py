@@ -1,9 +1,9 @@
 """Whole hands in C: in mode free without table melds, the C extension
 prepares a hand, searches it and places its wilds as
-:func:`~service.engine.solver_hand.solve_hand` and
-:func:`~service.engine.solver_plan.assembled` do, card for card; only the
+:func:`~service.engine.solver.hand.solve_hand` and
+:func:`~service.engine.solver.plan.assembled` do, card for card; only the
 melds' classification stays here.  Used where
-:mod:`service.engine.solver_switch` says so."""
+:mod:`service.engine.solver.switch` says so."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, Meld
 from service.engine.options import Aces, Options
 from service.engine.rules import points_table
-from service.engine.solver_plan import meld_of
-from service.engine.solver_switch import c_hands
+from service.engine.solver.plan import meld_of
+from service.engine.solver.switch import c_hands
 
 Groups = tuple[tuple[int, ...], ...]
 """The C's plan in cards: each meld's card ids, ascending."""
@@ -25,7 +25,7 @@ Groups = tuple[tuple[int, ...], ...]
 
 def c_rules(wild_rank: Rank, options: Options, n_cards: int) -> CRules | None:
     """What solves a hand of ``n_cards`` without table melds all in C, or None
-    where the Python does it (:func:`~service.engine.solver_switch.c_hands`
+    where the Python does it (:func:`~service.engine.solver.switch.c_hands`
     decides): the per-rules constants are made once, looked up by the very
     ``options`` object (options are interned: codec.py), so that no call
     hashes or compares an :class:`Options`."""
@@ -44,10 +44,10 @@ def c_rules(wild_rank: Rank, options: Options, n_cards: int) -> CRules | None:
 class CRules:
     """A hand's arrangement and going-out checks done in C, mode free, no table:
     the C's ``arrange_free`` and ``go_out_free`` find the plans that
-    :func:`~service.engine.solver_hand.solve_hand` finds and place the wilds
-    as :func:`~service.engine.solver_plan.assembled` does, card for card; the
+    :func:`~service.engine.solver.hand.solve_hand` finds and place the wilds
+    as :func:`~service.engine.solver.plan.assembled` does, card for card; the
     groups of ids become melds here (through
-    :func:`~service.engine.solver_plan.meld_of`, with a dict in front of it
+    :func:`~service.engine.solver.plan.meld_of`, with a dict in front of it
     keyed by the ids and these rules' token, which hashes in C, unlike an
     :class:`Options`)."""
 
@@ -64,8 +64,8 @@ class CRules:
 
     def arrangement(self, ids: Sequence[int]) -> Arrangement:
         """The arrangement of the hand of these card ids (as
-        :func:`~service.engine.solver_hand.solve_hand` then
-        :func:`~service.engine.solver_plan.finish` make it)."""
+        :func:`~service.engine.solver.hand.solve_hand` then
+        :func:`~service.engine.solver.plan.finish` make it)."""
         groups, deadwood, points = self.native.arrange_free(ids, *self.args, False)
         return Arrangement(
             self.melds_of(groups), tuple([Card.from_id(i) for i in deadwood]), points
@@ -79,7 +79,7 @@ class CRules:
     def going_out(
         self, ids: Sequence[int], candidates: Sequence[Card]
     ) -> list[tuple[Card, tuple[Meld, ...]]]:
-        """What :func:`~service.engine.solver_hand.going_out_plans` finds, its
+        """What :func:`~service.engine.solver.hand.going_out_plans` finds, its
         plans as melds."""
         if not candidates:  # (the first draws of a round, mostly: no card is worth the floor)
             return []
@@ -92,7 +92,7 @@ class CRules:
 
     def melds_of(self, groups: Groups) -> tuple[Meld, ...]:
         """The melds of the C's groups, as
-        :func:`~service.engine.solver_plan.melds_of` makes them."""
+        :func:`~service.engine.solver.plan.melds_of` makes them."""
         token = self.token
         return tuple([_MELDS.get((ids, token)) or self._new_meld(ids) for ids in groups])
 

@@ -1,6 +1,6 @@
 /*
- * The hand solver's search in C: an optional speedup of service/engine/solver_python.py
- * (service/engine/solver_switch.py decides which one runs).
+ * The hand solver's search in C: an optional speedup of service/engine/solver/python_search.py
+ * (service/engine/solver/switch.py decides which one runs).
  *
  * This is a line-for-line port of search_free() and search_one() there, which
  * remain the reference (and what runs when this module could not be built).
@@ -24,8 +24,8 @@
  *   search answers without one copy of d, for d in drops] (the same
  *   arguments, and drops).
  * and, for mode free without table melds, a whole hand from its card ids to
- * the card ids of its melds (solve_hand of solver_hand.py and assembled of
- * solver_plan.py,
+ * the card ids of its melds (solve_hand of hand.py and assembled of
+ * plan.py,
  * which remain the reference; see "hands" below):
  *   arrange_free(ids, points, wr_base, all_wild_melds, high, must_meld)
  *     -> (groups, deadwood, points) or None
@@ -600,7 +600,7 @@ static void follow(const Search *s, int64_t value, Cards rem, int wl, Plan *p) {
 /* What solve_hand and assembled do with a whole hand in mode free, without
  * table melds, so that a view's arrangement and the going-out checks need no
  * Python between the hand's ids and the card ids of its melds.  The Python
- * (solver_hand.py, solver_plan.py) stays the reference: tests/engine/test_solver_native_*.py
+ * (hand.py, plan.py) stays the reference: tests/engine/test_solver_native_*.py
  * compares whole arrangements and going-out lists, C against Python. */
 
 #define JOKER 52
@@ -668,7 +668,7 @@ static void sort_ids(int *ids, int n) {
     }
 }
 
-/* A plan in cards, as solver_plan._assemble makes it: each meld's card ids (ascending, as
+/* A plan in cards, as plan._assemble makes it: each meld's card ids (ascending, as
  * melds_of keys them), then the group of wilds alone if there is one; the
  * deadwood ids (ascending, as finish sorts them) and their points.  A hand
  * holds at most MAX_CARDS cards, and each goes to one group or the deadwood. */
@@ -686,7 +686,7 @@ static inline void put(Assembly *a, int g, int id) {
     if (a->size[g] < MAX_CARDS) a->ids[g][a->size[g]++] = id;
 }
 
-/* solver_plan._assemble in mode free without a table: the plan `p` of the search over hand
+/* plan._assemble in mode free without a table: the plan `p` of the search over hand
  * `h` into cards; `pts`: every card's points, by id (0..52).  Each meld is
  * given the wilds it needs, in order, jokers first; the wilds left over go
  * (a) all into a group of their own when there are three or more and such a
@@ -719,7 +719,7 @@ static void assemble(const Plan *p, const Hand *h, const int64_t *pts, int all_w
     /* the pool sorted by (points left over, not a joker): the first n_left stay
      * in deadwood; the others are placed, jokers first (so that a group of
      * wilds alone ends with a wild-rank card, as it must without all_wild_melds:
-     * solver_plan._assemble's moving the last one to the end changes no id, it is last) */
+     * plan._assemble's moving the last one to the end changes no id, it is last) */
     int pool[MAX_CARDS], n_pool = 0;
     int wr_first = h->n_wr > 0 && pts[h->wr[0]] < pts[JOKER];
     for (int k = 0; k < h->n_jk && !wr_first; k++) pool[n_pool++] = JOKER;
@@ -1293,24 +1293,24 @@ static int add_constants(PyObject *m) {
 }
 
 static PyMethodDef methods[] = {
-    {"solve_free", solve_free, METH_VARARGS, "Mode free search (see solver_search.solve_free)."},
-    {"solve_one", solve_one, METH_VARARGS, "Mode one search (see solver_search.solve_one)."},
-    {"solve_free_each", solve_free_each, METH_VARARGS, "See solver_search.solve_free_each."},
-    {"solve_one_each", solve_one_each, METH_VARARGS, "See solver_search.solve_one_each."},
-    {"arrange_free", arrange_free, METH_VARARGS, "A hand's plan in cards (see solver_c)."},
-    {"go_out_free", go_out_free, METH_VARARGS, "Going-out discards (see solver_c)."},
+    {"solve_free", solve_free, METH_VARARGS, "Mode free search (see search.solve_free)."},
+    {"solve_one", solve_one, METH_VARARGS, "Mode one search (see search.solve_one)."},
+    {"solve_free_each", solve_free_each, METH_VARARGS, "See search.solve_free_each."},
+    {"solve_one_each", solve_one_each, METH_VARARGS, "See search.solve_one_each."},
+    {"arrange_free", arrange_free, METH_VARARGS, "A hand's plan in cards (see native.py)."},
+    {"go_out_free", go_out_free, METH_VARARGS, "Going-out discards (see native.py)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "_solver_native",
-    .m_doc = "The hand solver's search in C (optional speedup of solver_python).",
+    .m_name = "_native",
+    .m_doc = "The hand solver's search in C (optional speedup of python_search).",
     .m_size = -1,
     .m_methods = methods,
 };
 
-PyMODINIT_FUNC PyInit__solver_native(void) {
+PyMODINIT_FUNC PyInit__native(void) {
     PyObject *m = PyModule_Create(&module);
     if (m && add_constants(m) < 0) Py_CLEAR(m);
     return m;
