@@ -70,7 +70,7 @@ def three_ways(fn: Any, *args: Any) -> list[Any]:
             if way != "c":
                 mp.setattr(switch, "WHOLE_HANDS", False)
             if way == "python":
-                mp.setattr(switch, "EXTENSION", None)
+                mp.setattr(switch, "USE_C", False)  # SOLVER=python
             clear_memos()
             out.append(fn(*args))
     clear_memos()
