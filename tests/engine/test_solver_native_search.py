@@ -6,8 +6,8 @@ giving the same Result -- value, melds in the same order, designated cards,
 leftover wilds and room -- for any input, so the Python search stays the
 reference and the fallback.  The rest of the solver's tests (worked examples,
 brute-force reference, properties) run on whichever search is in use: the C
-one wherever it could be built.  The C's whole hands are held to the Python's
-in test_solver_native_hands.py, its direct calls in test_solver_native_calls.py.
+one wherever it could be built.  Whole hands solved with the C search are held
+to the Python's in test_solver_native_hands.py.
 """
 
 from __future__ import annotations

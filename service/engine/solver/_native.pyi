@@ -39,19 +39,3 @@ def solve_one_each(
     high: bool,
     drops: Sequence[int],
 ) -> list[tuple[int, list[Step], int, int]]: ...
-def arrange_free(
-    ids: Sequence[int],
-    points: bytes,
-    wr_base: int,
-    all_wild_melds: bool,
-    high: bool,
-    must_meld: bool,
-) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...], int] | None: ...
-def go_out_free(
-    ids: Sequence[int],
-    points: bytes,
-    wr_base: int,
-    all_wild_melds: bool,
-    high: bool,
-    candidates: Sequence[int],
-) -> list[tuple[tuple[int, ...], ...] | None]: ...

@@ -1,7 +1,6 @@
 """Solving one hand without table runs: its costs and wilds prepared for the
 search (:mod:`service.engine.solver.search`), the plan found turned into cards
-(:mod:`service.engine.solver.plan`); the Python way of a whole hand, which the
-C does itself in mode free (:mod:`service.engine.solver.native`)."""
+(:mod:`service.engine.solver.plan`)."""
 
 from __future__ import annotations
 

@@ -2,14 +2,12 @@
 
 The C (``service/engine/solver/_native.c``, built by ``make install`` where
 there is a compiler) is a port of the Python search of
-:mod:`service.engine.solver.python_search`, state for state; in mode free without
-table melds it also prepares a whole hand and turns its plan into cards as
-:mod:`service.engine.solver.hand` and :mod:`service.engine.solver.plan` do.
-Every part of the solver asks here which one runs: :func:`c_search` for one
-search, :func:`c_hands` for a whole hand.  Where the C does not go -- no
-extension built, more cards than it takes (``MAX_CARDS``, twice any hand), or
-a whole hand in mode one -- the Python answers, with the same answers
-(``tests/engine/test_solver_native_*.py`` holds the two to that).
+:mod:`service.engine.solver.python_search`, state for state; the rest of the
+solver (preparing a hand, turning a plan into melds, laying off) is Python
+either way.  :mod:`service.engine.solver.search` asks :func:`c_search` which
+one runs.  Where the C does not go -- no extension built, or more cards than it
+takes (``MAX_CARDS``, twice any hand) -- the Python answers, with the same
+answers (``tests/engine/test_solver_native_*.py`` holds the two to that).
 
 The environment's ``SOLVER`` (``service/config.py``) picks one for the whole
 process: ``c`` (the default: the extension where it was built) or ``python``
@@ -23,8 +21,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from service.engine.options import Options
-
 EXTENSION: ModuleType | None
 """The C extension, or None when it was not built (the Python runs everywhere)."""
 try:
@@ -34,10 +30,6 @@ except ImportError:  # installed without a C compiler
 
 USE_C = True
 """Whether the C runs where it was built (``SOLVER=c``); :func:`use_c` sets it."""
-
-WHOLE_HANDS = True
-"""Whether the C, when built, also does whole hands (:func:`c_hands`).  Tests
-turn it off to compare with the Python turning the C search's plans into cards."""
 
 
 def use_c(on: bool) -> None:
@@ -59,11 +51,3 @@ def c_search(size: int) -> ModuleType | None:
     if extension is None or not USE_C or size > extension.MAX_CARDS:
         return None
     return extension
-
-
-def c_hands(size: int, options: Options) -> ModuleType | None:
-    """The extension to arrange a whole hand of ``size`` cards without table
-    melds under ``options`` (mode free only), or None: the Python does it."""
-    if not WHOLE_HANDS or options.max_wilds_per_meld is not None:
-        return None
-    return c_search(size)
