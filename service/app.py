@@ -11,18 +11,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
 from service import logs
-from service.api import (
-    auth,
-    fairplay_routes,
-    game_routes,
-    limits,
-    lobby_routes,
-    metrics,
-    ops_routes,
-    problems,
-    rules_routes,
-    webhook_routes,
-)
+from service.api import auth, limits, metrics, ops_routes, problems, routes
 from service.api.context import Services
 from service.api.cors import Cors, CorsPolicy
 from service.api.fastlane import FastLane
@@ -138,17 +127,13 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     app.extensions["t13_spec"] = api.spec
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
     _register_components(api)
-    api.register_blueprint(game_routes.blp)
-    api.register_blueprint(lobby_routes.blp)
-    api.register_blueprint(fairplay_routes.blp)
-    api.register_blueprint(rules_routes.blp)
-    api.register_blueprint(ops_routes.blp)
-    api.register_blueprint(webhook_routes.blp)
+    for blueprint in routes.BLUEPRINTS:  # the route table's, its views added already
+        api.register_blueprint(blueprint)
     app.register_blueprint(ops_routes.docs_blp)
     problems.register(app)
     metrics.install(app)
     if rate_limits is not None:
-        limits.install(app, rate_limits, auth.bearer_token)
+        limits.install(app, rate_limits, routes.counted(), auth.bearer_token)
     cors = None
     if config.cors_origins:  # what a page may send and read: what the routes and spec say
         spec = finalize_spec(api.spec.to_dict())
@@ -159,7 +144,8 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     # the interpreter's loop, calling an instance recurses in C, and the greenlet of
     # a client waiting under the layers saves that C stack (about 650 bytes a layer).
     if config.fast_lane:
-        app.wsgi_app = FastLane(app.wsgi_app, services).__call__  # type: ignore[method-assign]
+        lane = FastLane(app.wsgi_app, services, routes.fast_routes(app.url_map.converters))
+        app.wsgi_app = lane.__call__  # type: ignore[method-assign]
     app.wsgi_app = Middleware(  # type: ignore[method-assign]
         app.wsgi_app, cors, config.redis_timeout_seconds, config.max_body_bytes
     ).__call__

@@ -40,7 +40,6 @@ def _seat_change(game_id: str, level: str | None) -> Response:
     return change(game_id, operation)
 
 
-@blp.route("/<game_id:game_id>/autopilot")
 class Autopilot(MethodView):
     @blp.doc(
         operationId="startAutopilot",
@@ -75,7 +74,6 @@ class Autopilot(MethodView):
         return _seat_change(game_id, None)
 
 
-@blp.route("/<game_id:game_id>/rematch")
 class Rematch(MethodView):
     @blp.doc(
         operationId="rematch", security=[{"bearer": []}], parameters=parameters("Idempotency-Key")
@@ -151,7 +149,6 @@ def _rematch_id(game_id: str) -> str:
     return new.id
 
 
-@blp.route("/<game_id:game_id>/replay")
 class Replay(MethodView):
     @blp.doc(operationId="getReplay")
     @blp.response(200, outputs.ReplayOut)

@@ -4,6 +4,8 @@ Each handler loads the game, calls one operation of :mod:`service.hosting` (whic
 calls the engine), saves, and dumps the answer.  The hot ones (the views and
 moves) are answered by :mod:`service.api.handlers`, which the fast lane calls
 too.  Errors are mapped to problem+json by :mod:`service.api.problems`.
+Their paths, rate limits and the fast lane's handlers are declared by the route
+table (:mod:`service.api.routes`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ blp = Blueprint(
 )
 
 
-@blp.route("")
 class Games(MethodView):
     @blp.doc(operationId="createGame", parameters=parameters("Idempotency-Key"))
     @blp.arguments(inputs.CreateGameIn(), example=inputs.CREATE_GAME_EXAMPLE)
@@ -159,7 +160,6 @@ def _save_created(
     return out, headers
 
 
-@blp.route("/<game_id:game_id>")
 class Game(MethodView):
     @blp.doc(operationId="getGame", parameters=parameters("If-None-Match"))
     @blp.response(200, views.GameView, headers=headers("ETag"))
@@ -174,7 +174,6 @@ class Game(MethodView):
         return handlers.public_view(game_id)
 
 
-@blp.route("/<game_id:game_id>/view")
 class PlayerViewResource(MethodView):
     @blp.doc(
         operationId="getPlayerView",
@@ -193,7 +192,6 @@ class PlayerViewResource(MethodView):
         return handlers.player_view(game_id)
 
 
-@blp.route("/<game_id:game_id>/players")
 class Players(MethodView):
     @blp.doc(operationId="joinGame", parameters=parameters("Idempotency-Key"))
     @blp.arguments(inputs.JoinIn(), example={"name": "cy"})
@@ -264,7 +262,6 @@ MOVE_BODY = {
 }
 
 
-@blp.route("/<game_id:game_id>/moves")
 class Moves(MethodView):
     @blp.doc(requestBody=MOVE_BODY)
     @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
@@ -324,11 +321,10 @@ EVENTS_200 = {
 }
 
 
-@blp.route("/<game_id:game_id>/events")
 class Events(MethodView):
     @blp.doc(operationId="listEvents")
-    @blp.arguments(inputs.EventsQuery(), location="query")
-    @blp.arguments(inputs.EventsHeaders(), location="headers")
+    @blp.arguments(following.EVENTS_QUERY, location="query")
+    @blp.arguments(following.EVENTS_HEADERS, location="headers")
     @blp.response(200, outputs.EventsOut)
     @blp.doc(responses={"200": EVENTS_200})
     @document_errors(
@@ -353,14 +349,10 @@ class Events(MethodView):
         address, and a seat, may hold only so many streams and waiting long
         polls open at once: beyond, 429 `TOO_MANY_STREAMS` with `Retry-After`.
         """
-        media = streams.negotiate(request.accept_mimetypes)
-        after = query["after"]
-        if media != streams.JSON:
-            after = headers.get("last_event_id", after)
-        return following.follow(game_id, media, after, query["wait"], query.get("ticket"))
+        asked = following.events_request(query, headers, request.accept_mimetypes)
+        return following.follow(game_id, *asked)
 
 
-@blp.route("/<game_id:game_id>/stream-tickets")
 class StreamTickets(MethodView):
     @blp.doc(operationId="createStreamTicket", security=[{"bearer": []}])
     @blp.response(201, outputs.StreamTicketOut)

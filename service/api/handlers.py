@@ -131,8 +131,6 @@ def _player_view_from_document(game_id: str) -> Response:
 def make_move(game_id: str) -> Response:
     """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
     this_call = call()
-    if this_call.services.limits is not None:  # rate limits on: every attempt counts
-        this_call.services.limits.count_move(bearer_token(this_call), this_call.environ)
     require_token()
     move = _move(this_call.body(), this_call.environ.get("CONTENT_TYPE"))
 

@@ -30,7 +30,6 @@ blp = Blueprint(
 )
 
 
-@blp.route("/games")
 class Listing(MethodView):
     @blp.doc(operationId="listGames")
     @blp.arguments(schemas.ListingQuery(), location="query", unknown=RAISE)
@@ -68,7 +67,6 @@ class Listing(MethodView):
         return json_response({"games": games, "next": cursor}, headers=headers)
 
 
-@blp.route("/lobby/quick-join")
 class QuickJoin(MethodView):
     @blp.doc(operationId="quickJoin", parameters=parameters("Idempotency-Key"))
     @blp.arguments(schemas.QuickJoinIn(), example={"name": "ann", "ruleset": "classic", "seats": 4})
@@ -148,7 +146,6 @@ def _own_seat(
     return change(game_id, operation)
 
 
-@blp.route("/games/<game_id:game_id>/seat")
 class OwnSeat(MethodView):
     @blp.doc(
         operationId="renameSeat",
@@ -192,7 +189,6 @@ class OwnSeat(MethodView):
         return _own_seat(game_id, lobby.leave, gone=True)
 
 
-@blp.route("/games/<game_id:game_id>/resign")
 class Resign(MethodView):
     @blp.doc(
         operationId="resign", security=[{"bearer": []}], parameters=parameters("Idempotency-Key")

@@ -26,7 +26,6 @@ blp = Blueprint(
 )
 
 
-@blp.route("/<game_id:game_id>/webhook")
 class WebhookLog(MethodView):
     @blp.doc(operationId="getWebhookLog", security=[{"bearer": []}])
     @blp.response(200, WebhookLogOut)

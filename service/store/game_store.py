@@ -26,10 +26,7 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
 
 Every write is one Lua script (EVALSHA via ``register_script``) that touches only
 its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write
-refreshes the game's TTL.  The reads and the commit that views and moves spend
-go over :class:`~service.store.link.Link` (connections of its own) on a
-plain Redis, and through the client itself on Redis Cluster and the embedded
-store.
+refreshes the game's TTL.
 
 With ``REDIS_WAIT_REPLICAS`` or ``REDIS_WAIT_AOF`` set, every write a client is
 told about is confirmed before it is acknowledged (:mod:`service.store.durability`).
@@ -47,7 +44,7 @@ from redis.commands.core import Script
 from service.config import Config
 from service.store import budget, keys
 from service.store.client import RedisClient, connect, is_cluster, subscribers
-from service.store.durability import Durability, check_support, send_durably
+from service.store.durability import Command, Durability, check_support, send_durably
 from service.store.errors import (
     GameExists,
     GameNotFound,
@@ -57,7 +54,6 @@ from service.store.errors import (
 from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
 from service.store.failures import translate_errors
 from service.store.holds import AddressHolds
-from service.store.link import Command, Link, ScriptCall, link_for
 from service.store.lobby import LobbyIndex
 from service.store.script_args import (
     Deliveries,
@@ -113,13 +109,10 @@ class GameStore:
         self._durability = Durability.from_config(cfg)
         self._lock = threading.Lock()
         self._client: RedisClient | None = None
-        self._link: Link | None = None
         self._wakeups: Wakeups
-        self._create_script: Script
-        self._commit_script: Script
-        self._create: ScriptCall
-        self._commit: ScriptCall
-        self._save_replay: ScriptCall
+        self._create: Script
+        self._commit: Script
+        self._save_replay: Script
         self._streams: StreamLeases
         self.lobby = LobbyIndex(lambda: self.client)
         """The lobby's index of listed games (:mod:`service.store.lobby`)."""
@@ -134,28 +127,20 @@ class GameStore:
         return cls(config=config)
 
     def _bind(self, client: RedisClient) -> None:
-        self._link = link_for(client)
-        self._create = self._create_script = client.register_script(CREATE_SCRIPT)
+        self._create = client.register_script(CREATE_SCRIPT)
         self._save_replay = client.register_script(SAVE_REPLAY_SCRIPT)
-        commit = self._commit_script = client.register_script(COMMIT_SCRIPT)
-        self._commit = commit if self._link is None else self._link.script(commit)
-        lease = client.register_script(LEASE_SCRIPT)
+        self._commit = client.register_script(COMMIT_SCRIPT)
         self._streams = StreamLeases(
-            lease if self._link is None else self._link.script(lease),
-            self._fetch,
-            together=not is_cluster(client),
+            client.register_script(LEASE_SCRIPT), self._fetch, together=not is_cluster(client)
         )
         self._wakeups = Wakeups(subscribers(client))
         stop_on_shutdown(self._wakeups)
         self._client = client
 
     def _fetch(self, *commands: tuple[Any, ...]) -> list[Any]:
-        """Replies to ``commands`` sent in one round trip (over the
-        :class:`~service.store.link.Link` when there is one): reads, or writes
-        that may be sent twice (a round trip is retried on a new connection)."""
+        """Replies to ``commands`` sent in one round trip: reads, or writes that
+        may be sent twice (a round trip is retried on a new connection)."""
         client = self.client
-        if self._link is not None:
-            return self._link.execute(*commands)
         if len(commands) == 1:
             return [client.execute_command(*commands[0])]
         pipe = client.pipeline(transaction=False)
@@ -209,16 +194,16 @@ class GameStore:
     ) -> tuple[Any, list[Any]]:
         """:func:`~service.store.durability.send_durably` on this store's connections."""
         with translate_errors():
-            return send_durably(self.client, self._link, self._durability, game_id, command, script)
+            return send_durably(self.client, self._durability, game_id, command, script)
 
     def _write(
-        self, script: Script, run: ScriptCall, game_id: str, key_list: list[Any], args: list[Any]
+        self, script: Script, game_id: str, key_list: list[Any], args: list[Any]
     ) -> tuple[Any, list[Any] | None]:
-        """``script``'s reply (run by ``run`` or, with durability on, by
-        :meth:`_durably`), and the confirmation's replies (None when off)."""
+        """``script``'s reply (with durability on, sent by :meth:`_durably`), and
+        the confirmation's replies (None when off)."""
         if not self._durability.on:
             with translate_errors():
-                return run(keys=key_list, args=args), None
+                return script(keys=key_list, args=args), None
         command = ("EVALSHA", script.sha, len(key_list), *key_list, *args)
         return self._durably(game_id, command, script)
 
@@ -267,9 +252,7 @@ class GameStore:
             deliveries=deliveries,
         )
         self._ensure_connected()
-        result, confirmation = self._write(
-            self._create_script, self._create, game_id, key_list, args
-        )
+        result, confirmation = self._write(self._create, game_id, key_list, args)
         status = int(result[0])
         if status != -1:  # made (by this request, or by the first with its key)
             self._confirm(confirmation)
@@ -393,9 +376,7 @@ class GameStore:
             deliveries=deliveries,
         )
         self._ensure_connected()
-        result, confirmation = self._write(
-            self._commit_script, self._commit, game_id, key_list, args
-        )
+        result, confirmation = self._write(self._commit, game_id, key_list, args)
         status = int(result[0])
         if status in (1, -2):  # made (by this request, or by the first with its key)
             self._confirm(confirmation)

@@ -14,11 +14,11 @@ replica without a restart or a change of setting:
   connection reaches the new primary;
 * a connection to an old primary still up but demoted (it answers ``READONLY``
   to writes) is dropped and the write retried on a new connection, as
-  redis-py does for its own reads (:class:`~service.store.link.Link` does the same);
+  redis-py does for its own reads;
 * idle connections to an old primary are dropped as soon as one connection has
   learnt the new address, so the next requests do not first meet the old one.
 
-The game store's hot path (:mod:`service.store.link`), the wake-ups' subscriber
+The game store's connections, the wake-ups' subscriber
 connections (:mod:`service.store.wakeups`) and the rate limiter
 (``redis+sentinel://``, :mod:`service.api.limits`) all make their connections
 this way.  ``REDIS_URL`` still gives the scheme (``rediss://`` for TLS), user,
@@ -68,18 +68,6 @@ class BoundedSentinelSSLConnection(BoundedSentinelConnection, SentinelManagedSSL
 class BlockingSentinelPool(SentinelConnectionPool, redis.BlockingConnectionPool):
     """redis-py's Sentinel pool, but bounded as the service's other pools are: at
     most ``max_connections``, a caller waiting up to ``timeout`` for one."""
-
-
-def is_sentinel_connection(conn: Any) -> bool:
-    """Whether ``conn`` finds its server through the Sentinels."""
-    return isinstance(conn, SentinelManagedConnection)
-
-
-def primary_address(pool: Any) -> tuple[str, int] | None:
-    """The primary's address as the Sentinels last named it to ``pool`` (None if
-    ``pool`` is not a Sentinel pool, or has not asked yet)."""
-    address = getattr(pool, "master_address", None)
-    return None if address is None else (str(address[0]), int(address[1]))
 
 
 def connection_options(config: Config, retries: int) -> dict[str, Any]:

@@ -115,7 +115,7 @@ def test_a_demoted_primary_is_left_for_the_new_one(group: Replicated) -> None:
     gid = new_id()
     store.create(gid, b"doc", [b"e1"])
     version = 1
-    for _ in range(3):  # the link holds connections to the primary now
+    for _ in range(3):  # the pool holds connections to the primary now
         version = store.commit(gid, version, b"doc", [b"e"])
     old = group.primary.port
     sentinel = group.sentinels[0].client()
