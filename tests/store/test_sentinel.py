@@ -259,12 +259,12 @@ def test_the_store_leaves_a_deposed_primary_still_up_for_the_one_named(
     lost = [(at, body) for at, body in acknowledged if body not in kept]
     late = [body for at, body in lost if at > named_at + FOLLOW_WITHIN_SECONDS]
     window = [at for at, _ in acknowledged if named_at + FOLLOW_WITHIN_SECONDS < at < demoted_at]
+    last_lost = max((at for at, _ in lost), default=named_at) - named_at
     print(
-        f"\nSENTINEL FAILOVER: named the new primary; the old one demoted "
-        f"{demoted_at - named_at:.2f} s later; {len(acknowledged)} commits acknowledged, "
-        f"{len(lost)} lost (the last acknowledged {max((a for a, _ in lost), default=named_at) - named_at:+.2f} s "
-        f"after the naming); subscribed on the new primary "
-        f"{(subscribed_at or demoted_at) - named_at:+.2f} s after it"
+        f"\nSENTINEL FAILOVER: the old primary demoted {demoted_at - named_at:.2f} s after "
+        f"the new one was named; {len(acknowledged)} commits acknowledged, {len(lost)} lost "
+        f"(the last acknowledged {last_lost:+.2f} s from the naming); subscribed on the new "
+        f"primary {(subscribed_at or demoted_at) - named_at:+.2f} s from it"
     )
     assert window, "no commit between the store's switch and the demotion: nothing was shown"
     assert not late, f"{len(late)} commits acknowledged by the deposed primary were lost"
