@@ -161,8 +161,11 @@ class RateLimits:
         """The limits of ``config``; None when ``RATE_LIMITS`` is off."""
         if not config.rate_limits_enabled:
             return None
+        limiter = RateLimiter(storage_uri(config), **_storage_options(config))
+        if config.redis_sentinels:
+            sentinel.follow_limiter(limiter.main.storage)
         return cls(
-            RateLimiter(storage_uri(config), **_storage_options(config)),
+            limiter,
             Limit.parse("create", config.rate_limit_create),
             Limit.parse("join", config.rate_limit_join),
             Limit.parse("evaluate", config.rate_limit_evaluate),

@@ -244,3 +244,10 @@ def limiter_options(config: Config, retries: int) -> dict[str, Any]:
     }
     options["use_replicas"] = False
     return options
+
+
+def follow_limiter(storage: Any) -> None:
+    """Have the ``limits`` library's Sentinel storage (its ``storage`` client of the
+    primary) leave a deposed primary still up as the store's pools do
+    (:class:`Follower`, for as long as the storage lives)."""
+    Follower(storage.storage.connection_pool)

@@ -62,11 +62,18 @@ def until_served(call: Callable[[], T], timeout: float = 60) -> tuple[T, int]:
 
 
 def _role(group: Replicated, port: int) -> str:
-    client = group.by_port(port).client()
-    try:
-        return str(client.info("replication")["role"])
-    finally:
-        client.close()
+    """The role ``port`` says it has (asked again if the connection is cut: a
+    Sentinel demoting a primary disconnects its clients)."""
+    deadline = time.monotonic() + 20
+    while True:
+        client = group.by_port(port).client()
+        try:
+            return str(client.info("replication")["role"])
+        except (redis.ConnectionError, redis.TimeoutError):
+            assert time.monotonic() < deadline, f"{port} does not answer"
+            time.sleep(0.05)
+        finally:
+            client.close()
 
 
 def test_the_store_follows_the_promoted_replica_after_the_primary_dies(
