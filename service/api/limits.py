@@ -195,8 +195,11 @@ class RateLimits:
         """The limits of ``config``; None when ``RATE_LIMITS`` is off."""
         if not config.rate_limits_enabled:
             return None
+        limiter = RateLimiter(storage_uri(config), **_storage_options(config))
+        if config.redis_sentinels:
+            sentinel.follow_limiter(limiter.main.storage)
         return cls(
-            RateLimiter(storage_uri(config), **_storage_options(config)),
+            limiter,
             {rate: rate.limit(config) for rate in Rate},
         )
 

@@ -123,7 +123,10 @@ def subscribers(client: RedisClient) -> Subscribers:
 
 
 def _own_connection(client: Any) -> Any:
-    """A pub/sub of ``client``'s server, on a connection outside ``client``'s pool."""
+    """A pub/sub of ``client``'s server, on a connection outside ``client``'s pool
+    (of the primary Sentinels name: one that fails once they name another)."""
     pool = client.connection_pool
     own = redis.ConnectionPool(connection_class=pool.connection_class, **pool.connection_kwargs)
+    if isinstance(pool, sentinel.BlockingSentinelPool):
+        return sentinel.FollowingPubSub(pool, connection_pool=own)
     return type(client)(connection_pool=own).pubsub()
