@@ -47,13 +47,13 @@ format: install
 	$(VENV)/bin/ruff format .
 
 docs: install ## regenerate the tables of docs/CONFIGURATION.md and docs/ERRORS.md from the code
-	$(PY) -m service.docs_tables
+	$(PY) -m tools.docs_tables
 
 bench: install ## hand solver speed on a corpus of >= 10,000 hands
 	$(PY) bench/solver_bench.py
 
 openapi: install ## regenerate openapi/openapi.json from the app
-	$(PY) -m service.openapi
+	$(PY) -m tools.openapi
 
 sdk: install ## the Python and TypeScript clients, generated from openapi/openapi.json, into build/sdk/ (needs npm)
 	$(PY) sdk/build.py

@@ -25,7 +25,7 @@ from flask import current_app, request
 from service.api.limits import RateLimits
 from service.api.stream_caps import StreamCaps
 from service.config import Config
-from service.hosting.lobby import LobbyTimers
+from service.hosting.lobby_operations import LobbyTimers
 from service.logs import CURRENT_REQUEST
 from service.store import GameStore
 

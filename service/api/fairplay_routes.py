@@ -14,14 +14,21 @@ from service.api.context import store
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
 from service.api.schemas.headers import headers, parameters
-from service.api.snapshots import snapshot
-from service.api.writes import ChangeOutcome, Write, change, create_game, current, optimistic_write
-from service.engine.records import Event
+from service.engine.game_events import Event
 from service.hosting.record import GameRecord
 from service.hosting.refusals import GameNotFinishedError
 from service.hosting.replays import build_replay, rematch_record
 from service.hosting.seating import claim_reserved
+from service.hosting.snapshots import snapshot
 from service.hosting.timers import set_autopilot
+from service.hosting.write_loop import (
+    ChangeOutcome,
+    Write,
+    change,
+    create_game,
+    current,
+    optimistic_write,
+)
 from service.store import GameExists
 
 blp = Blueprint(

@@ -14,7 +14,7 @@ from typing import Any
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import following, handlers, lobby_caps, lobby_index, metrics, streams
+from service.api import following, handlers, metrics, streams
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.context import lobby_timers, services, store
@@ -22,11 +22,11 @@ from service.api.idempotency import Idempotency, idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
 from service.api.schemas.headers import headers, parameters
-from service.api.schemas.moves import MOVE_EXAMPLES
-from service.api.writes import ChangeOutcome, change, create_game, current
-from service.hosting import seating, webhooks
+from service.api.schemas.move_schemas import MOVE_EXAMPLES
+from service.hosting import game_webhooks, lobby_caps, lobby_listing, seating
 from service.hosting.record import GameRecord
 from service.hosting.tokens import hash_token, keyed_game_id, new_game_id
+from service.hosting.write_loop import ChangeOutcome, change, create_game, current
 from service.store import GameExists, IdempotentReplay
 
 blp = Blueprint(
@@ -106,7 +106,7 @@ class Games(MethodView):
         except BaseException:
             hold.release()
             raise
-        lobby_index.seats_changed(record)
+        lobby_listing.seats_changed(record)
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 
@@ -115,12 +115,12 @@ def _add_webhook(record: GameRecord, asked: dict[str, Any]) -> str:
     """Give ``record`` the webhook ``asked`` for (422 for a URL it may not call); the
     token that reads its delivery log."""
     config = services().config
-    webhooks.check_url(
+    game_webhooks.check_url(
         asked["url"],
         allow_http=config.webhook_allow_http,
         allow_loopback=config.webhook_allow_loopback,
     )
-    record.webhook, token = webhooks.new_webhook(asked["url"], asked.get("events", ()))
+    record.webhook, token = game_webhooks.new_webhook(asked["url"], asked.get("events", ()))
     return token
 
 
@@ -238,7 +238,9 @@ class Players(MethodView):
                 }
                 return 201, out
 
-            return ChangeOutcome(events, build, committed=lambda: lobby_index.seats_changed(record))
+            return ChangeOutcome(
+                events, build, committed=lambda: lobby_listing.seats_changed(record)
+            )
 
         try:
             return change(game_id, join)

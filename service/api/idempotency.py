@@ -3,7 +3,7 @@
 A keyed write -- a create, a join, a move, an autopilot or rematch request --
 saves its answer in the same atomic store write that makes its change (the game's
 idempotency records, see :mod:`service.store.game_store`), tokens masked
-(:mod:`service.api.token_masking`).  A retry with the same key finds that answer
+(:mod:`service.hosting.token_masking`).  A retry with the same key finds that answer
 when it reads the game, or when its own write is refused for it, and is answered
 it again (:func:`replay`); a key used with another request is answered 422.
 """
@@ -22,7 +22,7 @@ from service.api.auth import bearer_token
 from service.api.context import call
 from service.api.problems import ApiError
 from service.api.responses import json_response
-from service.api.token_masking import mask_tokens, unmask_tokens
+from service.hosting.token_masking import mask_tokens, unmask_tokens
 from service.hosting.tokens import hash_token
 
 IDEMPOTENCY_KEY_MAX = 255

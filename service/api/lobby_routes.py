@@ -11,18 +11,17 @@ from flask import Response, request, url_for
 from flask.views import MethodView
 from marshmallow import RAISE
 
-from service.api import lobby_caps, lobby_index, matchmaking
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
 from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
-from service.api.schemas import lobby as schemas
+from service.api.schemas import lobby_schemas as schemas
 from service.api.schemas import views
 from service.api.schemas.headers import headers, parameters
-from service.api.writes import ChangeOutcome, change
-from service.engine.records import Event
-from service.hosting import lobby
+from service.engine.game_events import Event
+from service.hosting import lobby_caps, lobby_listing, lobby_operations, matchmaking
 from service.hosting.record import GameRecord
+from service.hosting.write_loop import ChangeOutcome, change
 from service.store import IdempotentReplay
 
 blp = Blueprint(
@@ -53,7 +52,7 @@ class Listing(MethodView):
         games created, or become live, after the first page. Unlisted games
         never appear here.
         """
-        games, cursor = lobby_index.listing(
+        games, cursor = lobby_listing.listing(
             query["status"],
             query.get("cursor"),
             query["limit"],
@@ -139,7 +138,7 @@ def _own_seat(
             return 200, out
 
         def committed() -> None:
-            lobby_index.seats_changed(record)
+            lobby_listing.seats_changed(record)
             if gone:
                 lobby_caps.let_go(record, member)
 
@@ -169,7 +168,9 @@ class OwnSeat(MethodView):
 
         Changes your display name, until the game starts.
         """
-        return _own_seat(game_id, lambda record, seat: lobby.rename(record, seat, body["name"]))
+        return _own_seat(
+            game_id, lambda record, seat: lobby_operations.rename(record, seat, body["name"])
+        )
 
     @blp.doc(
         operationId="leaveGame",
@@ -189,7 +190,7 @@ class OwnSeat(MethodView):
         Your seat reopens and your token is void. When the last human leaves,
         the game is cancelled (status `cancelled`) and leaves the lobby.
         """
-        return _own_seat(game_id, lobby.leave, gone=True)
+        return _own_seat(game_id, lobby_operations.leave, gone=True)
 
 
 @blp.route("/games/<game_id:game_id>/resign")
@@ -216,7 +217,7 @@ class Resign(MethodView):
         def operation(version: int, record: GameRecord) -> ChangeOutcome:
             seat = require_seat(record)
             member = lobby_caps.seat_member(record, seat)
-            events = lobby.resign(record, seat)
+            events = lobby_operations.resign(record, seat)
             return ChangeOutcome(
                 events, seat=seat, committed=lambda: lobby_caps.let_go(record, member)
             )

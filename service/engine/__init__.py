@@ -44,6 +44,7 @@ from service.engine.errors import (
     StockUnavailableError,
     WrongPhaseError,
 )
+from service.engine.game_events import Event, HandResult, ResultLog, RoundResult
 from service.engine.melds import Arrangement, LayOff, Meld, MeldKind, classify_meld, extend_meld
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.options import (
@@ -58,7 +59,6 @@ from service.engine.options import (
     RoundOrder,
     preset,
 )
-from service.engine.records import Event, HandResult, ResultLog, RoundResult
 from service.engine.rounds import Phase, Round
 from service.engine.rules import (
     MAX_PLAYERS,

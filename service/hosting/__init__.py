@@ -14,7 +14,7 @@ events it returns.
 * :mod:`~service.hosting.bot_turns` -- the bots' turns after a move;
 * :mod:`~service.hosting.replays` -- rematches, and the replays that prove the deals;
 * :mod:`~service.hosting.tokens` -- bearer tokens, game ids, client seeds;
-* :mod:`~service.hosting.webhooks` -- a game's webhook and what its events send;
+* :mod:`~service.hosting.game_webhooks` -- a game's webhook and what its events send;
 * :mod:`~service.hosting.refusals` -- the requests it refuses (answered 409);
 * :mod:`~service.hosting.verify` -- the ``three-thirteen-verify`` command.
 """

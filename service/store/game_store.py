@@ -58,7 +58,7 @@ from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
 from service.store.failures import translate_errors
 from service.store.holds import AddressHolds
 from service.store.link import Command, Link, ScriptCall, link_for
-from service.store.lobby import LobbyIndex
+from service.store.lobby_index import LobbyIndex
 from service.store.script_args import (
     Deliveries,
     IdempotencyRecord,
@@ -122,7 +122,7 @@ class GameStore:
         self._save_replay: ScriptCall
         self._streams: StreamLeases
         self.lobby = LobbyIndex(lambda: self.client)
-        """The lobby's index of listed games (:mod:`service.store.lobby`)."""
+        """The lobby's index of listed games (:mod:`service.store.lobby_index`)."""
         self.holds = AddressHolds(lambda: self.client)
         """What each client address holds in the lobby (:mod:`service.store.holds`)."""
         if client is not None:

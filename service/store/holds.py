@@ -1,7 +1,7 @@
 """What one client address holds in the lobby, in Redis: its seats in listed games
 and its listed games waiting for players, so that one client cannot take every
 seat of the lobby, nor fill its listing (the caps are the API's:
-:mod:`service.api.lobby_caps`).
+:mod:`service.hosting.lobby_caps`).
 
 Per address two sorted sets under one hash tag (:func:`~service.store.keys.address_key`),
 so one script checks and changes both on Redis Cluster too: ``seats`` (members

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from harness.webhook_receiver import WebhookReceiver
-from service.hosting.webhooks import WebhookRefusedError, check_url
+from service.hosting.game_webhooks import WebhookRefusedError, check_url
 from service.webhooks.guard import RefusedAddress, checked_address
 from service.webhooks.sender import Sender
 

@@ -3,7 +3,7 @@ that has one, or in a new game listed for the next players.
 
 How no seat is given twice and no game is over-filled, however many ask at once:
 
-1. The table's index (:meth:`~service.store.lobby.LobbyIndex.seek`, one atomic
+1. The table's index (:meth:`~service.store.lobby_index.LobbyIndex.seek`, one atomic
    script) hands out *tickets*: each of a game's open seats once, and when no
    game has one left, the seats of a new game it lists.  So a game is contended
    by at most as many joiners as it has seats, and a new game is listed only when
@@ -15,7 +15,7 @@ How no seat is given twice and no game is over-filled, however many ask at once:
    holders to find it missing (the others find it made; see :data:`MAKE_SECONDS`):
    by the one the table listed it for with its seat taken, in one write with the
    answer under its key, else with every seat open.  Listing it counts against
-   that client address's listed games (:mod:`service.api.lobby_caps`): at that
+   that client address's listed games (:mod:`service.hosting.lobby_caps`): at that
    cap, a seek may hand out a seat of another game but not list a new one (429).
 3. A ticket whose seat could not be taken because the store failed is given
    back (if it was taken after all, the next holder is refused: see 2).  A seek
@@ -38,17 +38,16 @@ from typing import Any
 
 from flask import url_for
 
-from service.api import lobby_caps
 from service.api.context import lobby_timers, services, store
 from service.api.idempotency import Idempotency
 from service.api.problems import ApiError
-from service.api.snapshots import snapshot
-from service.api.writes import Write, create_game, optimistic_write
-from service.hosting import seating
-from service.hosting.lobby import table_of
+from service.hosting import lobby_caps, seating
+from service.hosting.lobby_operations import table_of
 from service.hosting.record import GameRecord
 from service.hosting.refusals import HostingError
+from service.hosting.snapshots import snapshot
 from service.hosting.tokens import new_game_id
+from service.hosting.write_loop import Write, create_game, optimistic_write
 from service.store import (
     GameExists,
     GameNotFound,
@@ -56,7 +55,7 @@ from service.store import (
     NotDurable,
     StoreUnavailable,
 )
-from service.store.lobby import TICKET_SECONDS, Ticket
+from service.store.lobby_index import TICKET_SECONDS, Ticket
 from service.store.script_args import IdempotencyRecord
 
 TRIES = 8
@@ -141,7 +140,7 @@ def _name(idem: Idempotency | None, round_: int) -> tuple[str, int]:
     """The name of a round's seek and how long its ticket is kept under it: a
     keyed request's (the key's and the round's, for as long as the key is
     remembered: its retry is handed the same tickets in the same order), else a
-    random one for :data:`~service.store.lobby.TICKET_SECONDS` (a retry of the
+    random one for :data:`~service.store.lobby_index.TICKET_SECONDS` (a retry of the
     call by the client library)."""
     if idem is None:
         return secrets.token_hex(8), TICKET_SECONDS

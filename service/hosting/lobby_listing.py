@@ -1,4 +1,4 @@
-"""Keeping the lobby's index (:mod:`service.store.lobby`) in step with listed games.
+"""Keeping the lobby's index (:mod:`service.store.lobby_index`) in step with listed games.
 
 The game's own write is the authority; the index is written beside it, in writes
 of its own (other hash slots), so that it may hold too much but never too little:
@@ -24,10 +24,10 @@ from typing import Any
 import orjson
 
 from service.api.context import services, store
-from service.hosting.lobby import open_seats, record_table, summary
+from service.hosting.lobby_operations import open_seats, record_table, summary
 from service.hosting.record import GameRecord
 from service.store import StoreUnavailable
-from service.store.lobby import LISTED_STATUSES, game_of_member
+from service.store.lobby_index import LISTED_STATUSES, game_of_member
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def _ms(seconds: float) -> int:
 
 def _parse_cursor(cursor: str | None) -> tuple[str | None, float | None, str | None]:
     """``(section, its time, member)`` of a listing cursor (its form is checked by
-    the schema: see :data:`service.api.schemas.lobby.CURSOR`).
+    the schema: see :data:`service.api.schemas.lobby_schemas.CURSOR`).
 
     >>> _parse_cursor("000000000001500:g1")
     (None, None, '000000000001500:g1')

@@ -3,8 +3,8 @@
 A write is one read of the game (with the request's idempotency record, if it
 sent a key, in the same round trip) and one atomic conditional store write
 (:meth:`GameStore.commit`) of the new document, its events, what is saved
-beside it (:mod:`service.api.snapshots`) and the deliveries to the game's
-webhook (:mod:`service.hosting.webhooks`).  A write that loses a race is tried
+beside it (:mod:`service.hosting.snapshots`) and the deliveries to the game's
+webhook (:mod:`service.hosting.game_webhooks`).  A write that loses a race is tried
 again on the fresh state, unless the client sent ``If-Match``: then it is
 answered 412.  Before its own change, every request that touches a game plays
 the turn that is overdue there, if any (turn timers, bots left to play), and
@@ -20,16 +20,15 @@ from typing import Any, TypeVar
 import orjson
 from flask import Response
 
-from service.api import lobby_index
 from service.api.conditional import if_match_version
 from service.api.context import store
 from service.api.idempotency import Idempotency, game_idempotency, replay
 from service.api.problems import ApiError
 from service.api.responses import json_response
-from service.api.snapshots import events_payload, snapshot, snapshot_with
-from service.engine.records import Event
-from service.hosting import game_views, webhooks
+from service.engine.game_events import Event
+from service.hosting import game_views, game_webhooks, lobby_listing
 from service.hosting.record import GameRecord
+from service.hosting.snapshots import events_payload, snapshot, snapshot_with
 from service.hosting.timers import apply_timeouts
 from service.store import GameNotFound, IdempotentReplay, VersionConflict
 from service.store.script_args import IdempotencyRecord
@@ -65,7 +64,7 @@ class ChangeOutcome:
 @dataclass(frozen=True, slots=True)
 class Write:
     """What one attempt of :func:`optimistic_write` saves: the events, what is
-    saved beside the document (:func:`~service.api.snapshots.snapshot`) and the
+    saved beside the document (:func:`~service.hosting.snapshots.snapshot`) and the
     idempotency record of the request, if it sent a key."""
 
     events: list[Event]
@@ -141,17 +140,17 @@ def _load(game_id: str, idem: Idempotency | None) -> tuple[int, GameRecord]:
 
 
 def _commit(game_id: str, version: int, record: GameRecord, write: Write) -> None:
-    lobby_index.before_write(record)
+    lobby_listing.before_write(record)
     store().commit(
         game_id,
         version,
         record.to_bytes(),
         events_payload(write.events),
         idempotency=write.idempotency,
-        deliveries=webhooks.deliveries(record, write.events),
+        deliveries=game_webhooks.deliveries(record, write.events),
         **write.saved,
     )
-    lobby_index.committed(record)
+    lobby_listing.committed(record)
 
 
 def change(
@@ -224,13 +223,13 @@ def create_game(
     """Save a new game at version 1 with its first events (and the idempotency
     record of the request that made it).  Raises :class:`GameExists`, or
     :class:`IdempotentReplay` when it was made by a request with the same key."""
-    lobby_index.before_write(record)
+    lobby_listing.before_write(record)
     store().create(
         record.id,
         record.to_bytes(),
         events_payload(events),
         idempotency=idempotency,
-        deliveries=webhooks.deliveries(record, events),
+        deliveries=game_webhooks.deliveries(record, events),
         **snapshot(record, 1),
     )
 

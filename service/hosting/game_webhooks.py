@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from service.engine.records import Event
+from service.engine.game_events import Event
 from service.hosting.addresses import HostRefusal, address_refusal, host_address
 from service.hosting.refusals import HostingError
 from service.hosting.tokens import hash_token, new_token
@@ -117,11 +117,11 @@ def check_url(url: str, *, allow_http: bool, allow_loopback: bool) -> None:
     >>> check_url("http://example.com/", allow_http=False, allow_loopback=False)
     Traceback (most recent call last):
     ...
-    service.hosting.webhooks.WebhookRefusedError: the URL must be https://
+    service.hosting.game_webhooks.WebhookRefusedError: the URL must be https://
     >>> check_url("https://10.1.2.3/", allow_http=False, allow_loopback=False)
     Traceback (most recent call last):
     ...
-    service.hosting.webhooks.WebhookRefusedError: 10.1.2.3 is not a public address
+    service.hosting.game_webhooks.WebhookRefusedError: 10.1.2.3 is not a public address
     """
     if any(c.isspace() or not c.isprintable() for c in url):
         raise WebhookRefusedError(

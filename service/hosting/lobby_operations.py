@@ -3,7 +3,7 @@ human out cancels it), renaming before the start, resigning during play; the
 timers of a table strangers share; the *table* of a game (what quick-join
 matches: ruleset, options, seats, timers); and the short summary the lobby lists.
 
-No Flask and no Redis here (the lobby's index is :mod:`service.store.lobby`).
+No Flask and no Redis here (the lobby's index is :mod:`service.store.lobby_index`).
 The game's own record stays the authority on its seats: the index only points
 at games, and every seat is taken through the record.
 """
@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 
 from service.engine.errors import GameNotInProgressError, InvalidOptionError
+from service.engine.game_events import Event
 from service.engine.options import Options, preset
-from service.engine.records import Event
 from service.engine.rules import Game
 from service.hosting.record import GameRecord
 from service.hosting.refusals import GameCancelledError, GameStartedError, ResignedError

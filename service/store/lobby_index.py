@@ -16,7 +16,7 @@ Redis Cluster:
   its live entries: :meth:`LobbyIndex.live_page`) and merges them.  Writes drop
   a few expired entries, so a shard holds about the live games of its status.
 * **Quick-join tables**: per table (ruleset, options, seats, timers: see
-  :func:`service.hosting.lobby.table_of`), a sorted set of its waiting games with
+  :func:`service.hosting.lobby_operations.table_of`), a sorted set of its waiting games with
   seats to offer, oldest first, how many seats each has to offer, and when a
   seated player of each last showed life.  One script hands out a seat (a
   ticket) of the oldest live game among the first few in line, else of the
