@@ -10,6 +10,7 @@ from flask.views import MethodView
 
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
+from service.api.changes import ChangeOutcome, change, create_game, current, optimistic_write
 from service.api.context import store
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
@@ -21,14 +22,7 @@ from service.hosting.replays import build_replay, rematch_record
 from service.hosting.seating import claim_reserved
 from service.hosting.snapshots import snapshot
 from service.hosting.timers import set_autopilot
-from service.hosting.write_loop import (
-    ChangeOutcome,
-    Write,
-    change,
-    create_game,
-    current,
-    optimistic_write,
-)
+from service.hosting.write_loop import Write
 from service.store import GameExists
 
 blp = Blueprint(

@@ -17,16 +17,17 @@ from flask.views import MethodView
 from service.api import following, handlers, metrics, streams
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
-from service.api.context import lobby_timers, services, store
-from service.api.idempotency import Idempotency, idempotency, replay
+from service.api.changes import ChangeOutcome, change, create_game, current
+from service.api.context import config, lobby_hold, lobby_timers, services, store
+from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
 from service.api.schemas.headers import headers, parameters
 from service.api.schemas.move_schemas import MOVE_EXAMPLES
-from service.hosting import game_webhooks, lobby_caps, lobby_listing, seating
+from service.hosting import game_webhooks, lobby_listing, seating
 from service.hosting.record import GameRecord
+from service.hosting.saved_answers import Idempotency
 from service.hosting.tokens import hash_token, keyed_game_id, new_game_id
-from service.hosting.write_loop import ChangeOutcome, change, create_game, current
 from service.store import GameExists, IdempotentReplay
 
 blp = Blueprint(
@@ -87,7 +88,7 @@ class Games(MethodView):
             listed=body["listed"],
         )
         hook_token = None if "webhook" not in body else _add_webhook(record, body["webhook"])
-        hold = lobby_caps.Hold()
+        hold = lobby_hold()
         hold.take_new_game(record)  # 429 over the address's caps (a listed game)
         try:
             try:
@@ -106,7 +107,7 @@ class Games(MethodView):
         except BaseException:
             hold.release()
             raise
-        lobby_listing.seats_changed(record)
+        lobby_listing.seats_changed(store(), config(), record)
         metrics.GAMES_CREATED.inc()
         return json_response(out, 201, version=1, headers=headers)
 
@@ -223,7 +224,7 @@ class Players(MethodView):
         its bearer token (shown only this once).
         """
 
-        hold = lobby_caps.Hold()
+        hold = lobby_hold()
 
         def join(version: int, record: GameRecord) -> ChangeOutcome:
             seat, token, events = seating.join(record, body["name"], body.get("seat"))
@@ -239,7 +240,9 @@ class Players(MethodView):
                 return 201, out
 
             return ChangeOutcome(
-                events, build, committed=lambda: lobby_listing.seats_changed(record)
+                events,
+                build,
+                committed=lambda: lobby_listing.seats_changed(store(), config(), record),
             )
 
         try:

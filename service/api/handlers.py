@@ -16,6 +16,7 @@ from flask import Response
 
 from service.api import metrics, presence
 from service.api.auth import bearer_token, require_seat, require_token
+from service.api.changes import ChangeOutcome, change, current, public_events
 from service.api.conditional import not_modified
 from service.api.context import call, store
 from service.api.media import require_json
@@ -26,7 +27,6 @@ from service.hosting.document import seat_part_for, with_results, with_seat_part
 from service.hosting.game_views import view
 from service.hosting.record import GameRecord
 from service.hosting.tokens import hash_token
-from service.hosting.write_loop import ChangeOutcome, change, current, public_events
 from service.store import GameNotFound
 
 

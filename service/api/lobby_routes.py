@@ -13,6 +13,8 @@ from marshmallow import RAISE
 
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
+from service.api.changes import ChangeOutcome, change
+from service.api.context import address, config, store
 from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import lobby_schemas as schemas
@@ -21,7 +23,6 @@ from service.api.schemas.headers import headers, parameters
 from service.engine.game_events import Event
 from service.hosting import lobby_caps, lobby_listing, lobby_operations, matchmaking
 from service.hosting.record import GameRecord
-from service.hosting.write_loop import ChangeOutcome, change
 from service.store import IdempotentReplay
 
 blp = Blueprint(
@@ -53,6 +54,8 @@ class Listing(MethodView):
         never appear here.
         """
         games, cursor = lobby_listing.listing(
+            store(),
+            config(),
             query["status"],
             query.get("cursor"),
             query["limit"],
@@ -106,12 +109,18 @@ class QuickJoin(MethodView):
         """
         idem = idempotency("quick-join", secret=True)
         try:
-            out = matchmaking.quick_join(body, idem)
+            out = matchmaking.quick_join(
+                store(), config(), body, idem, address=address(), location=_game_url
+            )
         except IdempotentReplay as earlier:
             assert idem is not None
             return replay(idem, earlier.fingerprint, earlier.response)
         location = url_for("games.Game", game_id=out["id"])
         return json_response(out, 201, version=out["version"], headers={"Location": location})
+
+
+def _game_url(game_id: str) -> str:
+    return url_for("games.Game", game_id=game_id)
 
 
 def _own_seat(
@@ -138,9 +147,9 @@ def _own_seat(
             return 200, out
 
         def committed() -> None:
-            lobby_listing.seats_changed(record)
+            lobby_listing.seats_changed(store(), config(), record)
             if gone:
-                lobby_caps.let_go(record, member)
+                lobby_caps.let_go(store(), config(), address(), record, member)
 
         return ChangeOutcome(events, build, committed=committed)
 
@@ -219,7 +228,9 @@ class Resign(MethodView):
             member = lobby_caps.seat_member(record, seat)
             events = lobby_operations.resign(record, seat)
             return ChangeOutcome(
-                events, seat=seat, committed=lambda: lobby_caps.let_go(record, member)
+                events,
+                seat=seat,
+                committed=lambda: lobby_caps.let_go(store(), config(), address(), record, member),
             )
 
         return change(game_id, operation)

@@ -21,9 +21,9 @@ from flask import Response
 from werkzeug.datastructures import MIMEAccept
 
 from service.api import handlers, metrics, presence
+from service.api.changes import current
 from service.api.context import CURRENT_CALL, call
 from service.api.problems import ApiError
-from service.hosting.write_loop import current
 from service.logs import CURRENT_REQUEST
 from service.store import GameNotFound, StoreUnavailable
 from service.store.budget import close_budget, extend, open_budget

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from service.config import Config
 from service.engine.errors import GameNotInProgressError, InvalidOptionError
 from service.engine.game_events import Event
 from service.engine.options import Options, preset
@@ -36,6 +37,13 @@ class LobbyTimers:
     turn_seconds: int
     max_turn_seconds: int
     autopilot_after: int
+
+    @classmethod
+    def configured(cls, config: Config) -> LobbyTimers:
+        """The timers ``config`` sets (``LOBBY_TURN_SECONDS``...)."""
+        return cls(
+            config.lobby_turn_seconds, config.lobby_turn_max_seconds, config.lobby_autopilot_after
+        )
 
     def of_table(self, turn_timeout: int | None, autopilot_after: int | None) -> tuple[int, int]:
         """The timers of a listed or quick-join table that asked for these (None:
