@@ -26,7 +26,7 @@ import orjson
 
 from service.config import Config
 from service.engine.game_events import Event
-from service.hosting import game_webhooks, lobby_listing
+from service.hosting import lobby_listing, webhook_deliveries
 from service.hosting.record import GameRecord
 from service.hosting.refusals import ChangingTooFastError, VersionMismatchError
 from service.hosting.saved_answers import Idempotency
@@ -137,7 +137,7 @@ def _commit(
         record.to_bytes(),
         events_payload(write.events),
         idempotency=write.idempotency,
-        deliveries=game_webhooks.deliveries(record, write.events),
+        deliveries=webhook_deliveries.deliveries(record, write.events),
         **write.saved,
     )
     lobby_listing.committed(store, config, record)
@@ -167,7 +167,7 @@ def create_game(
         record.to_bytes(),
         events_payload(events),
         idempotency=idempotency,
-        deliveries=game_webhooks.deliveries(record, events),
+        deliveries=webhook_deliveries.deliveries(record, events),
         **snapshot(record, 1),
     )
 
