@@ -37,10 +37,11 @@ run: install ## serve the API on $(HOST):$(PORT) (embedded Redis unless REDIS_UR
 test: install ## the whole suite (starts its own throwaway redis-server)
 	$(PY) -m pytest
 
-lint: install ## ruff (lint + format check) and mypy --strict on service/ (CI runs it)
+lint: install ## ruff (lint + format check), mypy --strict on service/ and tools/, the layering contracts (import-linter) (CI runs it)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 format: install
 	$(VENV)/bin/ruff check --fix .
@@ -90,7 +91,7 @@ bench-report: install ## chart + markdown table of the last bench-http run (benc
 	$(PY) bench/report.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
 
 soak: install ## bounded soak: 2 instances x concurrent clients, then replay every game (5 min)
 	$(PY) bench/soak.py --duration 300
