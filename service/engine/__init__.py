@@ -2,7 +2,8 @@
 transitions, the hand solver, views and the stored form of a state.  No
 Flask, no Redis: plain Python (the hand solver's search also in C, where built).
 
-Other layers import what they use from here::
+Its public names are gathered here for scripts and notebooks (the other
+layers import each name from the module that defines it)::
 
     from service.engine import Game, Move, Options, State, legal_moves
 
