@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.store import keys
-from service.store.client import RedisClient
 from service.store.failures import translate_errors
+from service.store.redis_client import RedisClient
 
 HOLD_SCRIPT = """
 -- Change what an address holds, within its caps: drop some members, then add others.

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.store import keys
-from service.store.client import RedisClient
 from service.store.failures import translate_errors
 from service.store.lobby_scripts import (
     LISTING_DROP_SCRIPT,
@@ -49,6 +48,7 @@ from service.store.lobby_scripts import (
     TABLE_SEEN_SCRIPT,
     TABLE_SET_SCRIPT,
 )
+from service.store.redis_client import RedisClient
 
 LISTED_STATUSES = ("waiting", "playing", "finished")
 """The statuses the lobby lists (a cancelled game leaves it)."""

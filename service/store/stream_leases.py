@@ -30,9 +30,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from service.store import keys
-from service.store.errors import StoreUnavailable, TooManyStreams
 from service.store.failures import translate_errors
 from service.store.link import ScriptCall
+from service.store.store_errors import StoreUnavailable, TooManyStreams
 
 log = logging.getLogger(__name__)
 
