@@ -59,12 +59,12 @@ class VersionMismatchError(HostingError):
 
     code = "PRECONDITION_FAILED"
 
-    def __init__(self, message: str, *, current_version: int):
+    def __init__(self, message: str, *, current_version: int | None = None):
         super().__init__(message)
         self.current_version = current_version
 
     def extra(self) -> dict[str, int]:
-        return {"current_version": self.current_version}
+        return {} if self.current_version is None else {"current_version": self.current_version}
 
 
 class ChangingTooFastError(HostingError):
