@@ -26,7 +26,6 @@ from service.api.limits import RateLimits, by_address
 from service.api.stream_caps import StreamCaps
 from service.config import Config
 from service.hosting.lobby_caps import Hold
-from service.hosting.lobby_operations import LobbyTimers
 from service.logs import CURRENT_REQUEST
 from service.store import GameStore
 
@@ -116,8 +115,3 @@ def address() -> str:
 def lobby_hold() -> Hold:
     """A hold of this request on its address's lobby caps."""
     return Hold(store(), config(), address())
-
-
-def lobby_timers() -> LobbyTimers:
-    """The timers of a listed or quick-join table, as configured."""
-    return LobbyTimers.configured(call().services.config)

@@ -26,6 +26,7 @@ The game record and its operations (no store):
 Over a store:
 
 * :mod:`~service.hosting.write_loop` -- the one optimistic write loop of every change;
+* :mod:`~service.hosting.game_creation` -- a new game, its seats held, its first write;
 * :mod:`~service.hosting.snapshots` -- what a write saves beside the document;
 * :mod:`~service.hosting.webhook_deliveries` -- what a write sends to the game's webhook;
 * :mod:`~service.hosting.saved_answers` -- idempotency: answers saved and replayed

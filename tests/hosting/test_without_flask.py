@@ -15,7 +15,7 @@ import pytest
 
 from service.config import Config
 from service.engine.moves import Move
-from service.hosting import matchmaking, seating, write_loop
+from service.hosting import game_creation, matchmaking, seating, write_loop
 from service.hosting.record import GameRecord
 from service.hosting.refusals import IdempotencyKeyReusedError, VersionMismatchError
 from service.hosting.saved_answers import Idempotency, replayed
@@ -149,3 +149,23 @@ def test_a_keyed_quick_join_is_replayed(store: GameStore, config: Config) -> Non
     assert answer.headers == {"Location": f"/v1/games/{first['id']}"}
     _version, record = write_loop.current(store, config, first["id"])
     assert [seat.name for seat in record.seats] == ["ann", None]  # seated once
+
+
+def test_a_keyed_create_is_made_once(store: GameStore, config: Config) -> None:
+    idem = Idempotency.of("create", "0f1e2d3c4b5a69788796a5b4c3d2e1f0", b"POST /v1/games {}")
+    body = {"players": [{"name": "ann"}], "seats": 2, "ruleset": "classic", "options": {},
+            "listed": True}  # fmt: skip
+    made = game_creation.create(
+        store, config, body, idem, address="127.0.0.1", location=lambda game: f"/g/{game}"
+    )
+    assert made.headers == {"Location": f"/g/{made.body['id']}"}
+    assert [p["name"] for p in made.body["players"]] == ["ann"] and made.body["version"] == 1
+    earlier = game_creation.earlier_answer(store, idem)
+    assert earlier is not None
+    answer = replayed(idem, *earlier)
+    assert (answer.status, answer.body) == (201, made.body)
+    with pytest.raises(IdempotentReplay):  # the same request again makes nothing new
+        game_creation.create(
+            store, config, body, idem, address="127.0.0.1", location=lambda game: f"/g/{game}"
+        )
+    assert write_loop.current(store, config, made.body["id"])[0] == 1
