@@ -27,6 +27,7 @@ Over a store:
 
 * :mod:`~service.hosting.write_loop` -- the one optimistic write loop of every change;
 * :mod:`~service.hosting.game_creation` -- a new game, its seats held, its first write;
+* :mod:`~service.hosting.fair_play` -- rematches started, replays built once and saved;
 * :mod:`~service.hosting.snapshots` -- what a write saves beside the document;
 * :mod:`~service.hosting.webhook_deliveries` -- what a write sends to the game's webhook;
 * :mod:`~service.hosting.saved_answers` -- idempotency: answers saved and replayed
