@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from flask import Response
@@ -25,9 +25,6 @@ from service.hosting.record import GameRecord
 from service.hosting.snapshots import snapshot_with
 from service.hosting.write_loop import Write
 from service.store import IdempotentReplay
-from service.store.script_args import IdempotencyRecord
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,18 +110,6 @@ def _answer_texts(
 def current(game_id: str) -> tuple[int, GameRecord]:
     """:func:`service.hosting.write_loop.current` on the app's store."""
     return write_loop.current(store(), services().config, game_id)
-
-
-def create_game(
-    record: GameRecord, events: list[Event], idempotency: IdempotencyRecord | None = None
-) -> None:
-    """:func:`service.hosting.write_loop.create_game` on the app's store."""
-    write_loop.create_game(store(), services().config, record, events, idempotency)
-
-
-def optimistic_write(game_id: str, step: write_loop.Step[T]) -> T:
-    """:func:`service.hosting.write_loop.optimistic_write` on the app's store."""
-    return write_loop.optimistic_write(store(), services().config, game_id, step)
 
 
 def public_events(game_id: str) -> list[dict[str, Any]]:
