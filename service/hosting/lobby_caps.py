@@ -93,7 +93,7 @@ class Hold:
     def take(self, seats: Sequence[str], listed: tuple[str, float] | None = None) -> None:
         """Hold ``seats`` (members: :func:`seat_member`) and the listed game
         ``listed`` (id, when it leaves the lobby) instead of what this request held
-        so far; 429 ``RATE_LIMITED`` over a cap, with nothing changed."""
+        so far; :class:`LobbyCapError` over a cap, with nothing changed."""
         refusal = self._change(seats, listed)
         if refusal is not None:
             raise self._refused(refusal, len([m for m in seats if m not in self._seats]))
@@ -143,7 +143,7 @@ class Hold:
         return self._refused_listing is None
 
     def listing_refused(self) -> LobbyCapError:
-        """The 429 of a quick-join that would have to list a game past the cap."""
+        """The refusal of a quick-join that would have to list a game past the cap."""
         assert self._refused_listing is not None
         return self._refused(self._refused_listing, 0)
 

@@ -16,7 +16,8 @@ How no seat is given twice and no game is over-filled, however many ask at once:
    by the one the table listed it for with its seat taken, in one write with the
    answer under its key, else with every seat open.  Listing it counts against
    that client address's listed games (:mod:`service.hosting.lobby_caps`): at that
-   cap, a seek may hand out a seat of another game but not list a new one (429).
+   cap, a seek may hand out a seat of another game but not list a new one
+   (:class:`~service.hosting.refusals.LobbyCapError`, answered 429).
 3. A ticket whose seat could not be taken because the store failed is given
    back (if it was taken after all, the next holder is refused: see 2).  A seek
    is named, and answered the same ticket when called again by that name: a
