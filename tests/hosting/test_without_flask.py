@@ -15,7 +15,7 @@ import pytest
 
 from service.config import Config
 from service.engine.moves import Move
-from service.hosting import game_creation, matchmaking, seating, write_loop
+from service.hosting import game_creation, lobby_listing, matchmaking, seating, write_loop
 from service.hosting.record import GameRecord
 from service.hosting.refusals import IdempotencyKeyReusedError, VersionMismatchError
 from service.hosting.saved_answers import Idempotency, replayed
@@ -169,3 +169,13 @@ def test_a_keyed_create_is_made_once(store: GameStore, config: Config) -> None:
             store, config, body, idem, address="127.0.0.1", location=lambda game: f"/g/{game}"
         )
     assert write_loop.current(store, config, made.body["id"])[0] == 1
+
+
+def test_the_lobby_lists_a_quick_join_table(store: GameStore, config: Config) -> None:
+    seated = _quick_join(store, config, "ann")
+    games, cursor = lobby_listing.listing(store, config, "waiting", None, 20, None, None)
+    assert [game["id"] for game in games] == [seated["id"]] and cursor is None
+    _quick_join(store, config, "bob")  # the table fills: it leaves the waiting games
+    assert lobby_listing.listing(store, config, "waiting", None, 20, None, None) == ([], None)
+    playing, _next = lobby_listing.listing(store, config, "playing", None, 20, None, None)
+    assert [game["id"] for game in playing] == [seated["id"]]
