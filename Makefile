@@ -6,11 +6,11 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-ab bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
-$(STAMP): pyproject.toml setup.py service/engine/_solver_native.c requirements/dev.txt
+$(STAMP): pyproject.toml setup.py service/engine/solver/_native.c requirements/dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --require-hashes -r requirements/dev.txt
 	$(PY) -m pip install -q --no-deps -e .
@@ -50,7 +50,7 @@ format: install
 docs: install ## regenerate the tables of docs/CONFIGURATION.md and docs/ERRORS.md from the code
 	$(PY) -m tools.docs_tables
 
-bench: install ## hand solver speed on a corpus of >= 10,000 hands
+bench: install ## hand solver speed on a corpus of >= 10,000 hands, with the C and the Python alone in turn
 	$(PY) bench/solver_bench.py
 
 openapi: install ## regenerate openapi/openapi.json from the app
@@ -66,6 +66,10 @@ bench-http: install ## HTTP throughput, with its ratio to a plain Flask ceiling 
 	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
 		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
 	$(PY) bench/http_bench.py
+
+BOTS_AB ?= --a SOLVER=c --b SOLVER=python
+bench-bots-ab: install ## bot games of two variants differing by environment, in turn: make bench-bots-ab BOTS_AB="--a X=1 --b X=0" (about 3 min)
+	$(PY) bench/bots_side_by_side.py $(BOTS_AB)
 
 AB ?= --a FAST_LANE=true --b FAST_LANE=false
 bench-ab: install ## two instances differing by environment, loaded in turn: make bench-ab AB="--a X=1 --b X=0"

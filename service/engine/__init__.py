@@ -13,7 +13,7 @@ layers import each name from the module that defines it)::
 :class:`State` is mutable, like python-chess's ``Board``; a move it refuses
 raises an :class:`EngineError` (:mod:`service.engine.errors`) and changes
 nothing.  The modules behind these names hold one idea each; the
-``solver_*`` ones are the solver's inner parts.
+``solver`` subpackage holds the hand solver, its face ``service.engine.solver``.
 """
 
 from __future__ import annotations

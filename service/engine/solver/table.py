@@ -43,10 +43,10 @@ from itertools import combinations
 from service.engine.cards import JOKER, Card, Rank
 from service.engine.melds import Arrangement, Meld, MeldKind, extend_meld
 from service.engine.options import Options
-from service.engine.solver_budget import SOLVE_UNITS, Budget
-from service.engine.solver_hand import solve_hand
-from service.engine.solver_picks import run_picks
-from service.engine.solver_plan import Solved, TableInfo, finish
+from service.engine.solver.hand import solve_hand
+from service.engine.solver.picks import run_picks
+from service.engine.solver.plan import Solved, TableInfo, finish
+from service.engine.solver.work_budget import SOLVE_UNITS, Budget
 
 
 class _Multisets:

@@ -1,4 +1,4 @@
-"""The work budget of the lay-off search (:mod:`service.engine.solver_table`):
+"""The work budget of the lay-off search (:mod:`service.engine.solver.table`):
 a search of a hand from outside a game stops past it."""
 
 from __future__ import annotations

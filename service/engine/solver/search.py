@@ -1,5 +1,5 @@
-"""The hand solver's searches: in C when :mod:`service.engine.solver_switch` says
-so, else in Python (:mod:`service.engine.solver_python`), the same plan either
+"""The hand solver's searches: in C when :mod:`service.engine.solver.switch` says
+so, else in Python (:mod:`service.engine.solver.python_search`), the same plan either
 way (a whole solve of a hand is about four times faster in C).
 
 :func:`solve_free` and :func:`solve_one` search one multiset of card ids;
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from service.engine.solver_python import (
+from service.engine.solver.python_search import (
     LeafCosts,
     Result,
     Step,
@@ -19,7 +19,7 @@ from service.engine.solver_python import (
     search_free,
     search_one,
 )
-from service.engine.solver_switch import c_search
+from service.engine.solver.switch import c_search
 
 
 def solve_free(

@@ -1,14 +1,12 @@
 """The hand solver: the arrangement of a hand that leaves the fewest penalty points.
 
 This module is the public API, memoized.  A hand alone is prepared for the
-search in :mod:`service.engine.solver_hand`, searched in
-:mod:`service.engine.solver_search` and its plan turned back into cards in
-:mod:`service.engine.solver_plan`; in mode free (a draw's view and going-out
-checks, most of all) the C extension does all of that but the melds'
-classification (:mod:`service.engine.solver_c`), card for card as the Python
-does, where :mod:`service.engine.solver_switch` says so.  Melds lying on the
-table (``lay_off``) go to the bounded lay-off search of
-:mod:`service.engine.solver_table`.
+search in :mod:`service.engine.solver.hand`, searched in
+:mod:`service.engine.solver.search` (in C where
+:mod:`service.engine.solver.switch` says so, else in
+:mod:`service.engine.solver.python_search`) and its plan turned back into cards
+in :mod:`service.engine.solver.plan`.  Melds lying on the table (``lay_off``)
+go to the bounded lay-off search of :mod:`service.engine.solver.table`.
 
 >>> from service.engine.cards import parse_cards
 >>> from service.engine.options import Options
@@ -25,11 +23,10 @@ from functools import lru_cache
 from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, Meld
 from service.engine.options import Options
-from service.engine.solver_budget import WORK_BUDGET, Budget
-from service.engine.solver_c import c_rules
-from service.engine.solver_hand import going_out_plans, solve_hand
-from service.engine.solver_plan import finish, melds_of
-from service.engine.solver_table import best_with_table
+from service.engine.solver.hand import going_out_plans, solve_hand
+from service.engine.solver.plan import finish, melds_of
+from service.engine.solver.table import best_with_table
+from service.engine.solver.work_budget import WORK_BUDGET, Budget
 
 
 def best_arrangement(
@@ -82,10 +79,6 @@ def _best_cached(
     ids: tuple[int, ...], wild_rank: Rank, options: Options, table: tuple[Meld, ...]
 ) -> Arrangement:
     """Memo of the pure solver (a view and its legal moves ask for the same hand)."""
-    if not table:
-        free = c_rules(wild_rank, options, len(ids))
-        if free is not None:  # the common case: all of it in C
-            return free.arrangement(ids)
     cards = tuple(map(Card.from_id, ids))
     if not table:
         solved = solve_hand(cards, wild_rank, options, None)
@@ -140,9 +133,6 @@ def going_out_discards(
     ...  for c, melds in going_out_discards(hand, Rank.KING, Options(), hand)]
     [('4H', ['[5H 6H 7H]', '[9C 9D 9S]']), ('7H', ['[4H 5H 6H]', '[9C 9D 9S]'])]
     """
-    free = c_rules(wild_rank, options, len(cards))
-    if free is not None:  # the common case: all of it in C
-        return free.going_out([c.id for c in cards], candidates)
     found = going_out_plans(cards, wild_rank, options, [c.id for c in candidates])
     return [(Card.from_id(i), melds_of(solved[1], wild_rank, options)) for i, solved in found]
 
@@ -153,9 +143,6 @@ def _going_out_cached(
 ) -> tuple[Meld, ...] | None:
     if not ids:
         return ()
-    free = c_rules(wild_rank, options, len(ids))
-    if free is not None:
-        return free.melded(ids)
     cards = tuple(map(Card.from_id, ids))
     solved = solve_hand(cards, wild_rank, options, None, must_meld=True)
     if solved is None:

@@ -1,6 +1,6 @@
 """The hand solver's search, in Python: the reference that the C extension
-(``_solver_native.c``) ports state for state, and what runs where the C does
-not (see :mod:`service.engine.solver_switch`); :mod:`service.engine.solver_search`
+(``_native.c``) ports state for state, and what runs where the C does
+not (see :mod:`service.engine.solver.switch`); :mod:`service.engine.solver.search`
 is its entry.
 
 Natural cards are a multiset packed into one int, four bits per card id
@@ -213,7 +213,7 @@ def search_free(
     high: bool,
 ) -> Result:
     """Mode free over the packed natural cards ``rem0`` (see
-    :func:`service.engine.solver_search.solve_free`)."""
+    :func:`service.engine.solver.search.solve_free`)."""
     capmax = wilds
     memo: Memo = {}
 
@@ -289,7 +289,7 @@ def search_one(
     rem0: int, jokers: int, wr_base: int, pts: Sequence[int], leaf: LeafCosts, high: bool
 ) -> Result:
     """Mode one over the packed natural cards ``rem0`` (see
-    :func:`service.engine.solver_search.solve_one`)."""
+    :func:`service.engine.solver.search.solve_one`)."""
     wr_shift = wr_base << 2
     capmax = jokers + sum((rem0 >> ((wr_base + k) << 2)) & 15 for k in range(4))
     memo: Memo = {}

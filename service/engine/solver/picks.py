@@ -1,5 +1,5 @@
 """What each table run can take from a hand: the picks the lay-off search of
-:mod:`service.engine.solver_table` combines, in the order of the plain search
+:mod:`service.engine.solver.table` combines, in the order of the plain search
 it replaced."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from itertools import combinations, product
 from service.engine.cards import JOKER, Card, Rank
 from service.engine.melds import Meld, extend_meld
 from service.engine.options import Aces, Options
-from service.engine.solver_budget import Budget
+from service.engine.solver.work_budget import Budget
 
 
 def run_picks(

@@ -13,7 +13,7 @@ from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, LayOff, Meld, MeldKind, classify_meld, split_wilds
 from service.engine.options import Options
 from service.engine.rules import points_table
-from service.engine.solver_python import INF, Result
+from service.engine.solver.python_search import INF, Result
 
 
 class TableInfo:

@@ -1,7 +1,7 @@
-# Stub of the C extension built from _solver_native.c (see solver_search.py).
+# Stub of the C extension built from _native.c (see search.py).
 from collections.abc import Sequence
 
-from service.engine.solver_python import LeafCosts, Step
+from service.engine.solver.python_search import LeafCosts, Step
 
 MAX_CARDS: int
 
@@ -39,19 +39,3 @@ def solve_one_each(
     high: bool,
     drops: Sequence[int],
 ) -> list[tuple[int, list[Step], int, int]]: ...
-def arrange_free(
-    ids: Sequence[int],
-    points: bytes,
-    wr_base: int,
-    all_wild_melds: bool,
-    high: bool,
-    must_meld: bool,
-) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...], int] | None: ...
-def go_out_free(
-    ids: Sequence[int],
-    points: bytes,
-    wr_base: int,
-    all_wild_melds: bool,
-    high: bool,
-    candidates: Sequence[int],
-) -> list[tuple[tuple[int, ...], ...] | None]: ...

@@ -1,7 +1,6 @@
 """Solving one hand without table runs: its costs and wilds prepared for the
-search (:mod:`service.engine.solver_search`), the plan found turned into cards
-(:mod:`service.engine.solver_plan`); the Python way of a whole hand, which the
-C does itself in mode free (:mod:`service.engine.solver_c`)."""
+search (:mod:`service.engine.solver.search`), the plan found turned into cards
+(:mod:`service.engine.solver.plan`)."""
 
 from __future__ import annotations
 
@@ -12,9 +11,9 @@ from service.engine.cards import JOKER_ID, Card, Rank
 from service.engine.melds import split_wilds
 from service.engine.options import Aces, Options
 from service.engine.rules import points_table
-from service.engine.solver_plan import Solved, TableInfo, assembled
-from service.engine.solver_python import INF, pack
-from service.engine.solver_search import solve_free, solve_free_each, solve_one, solve_one_each
+from service.engine.solver.plan import Solved, TableInfo, assembled
+from service.engine.solver.python_search import INF, pack
+from service.engine.solver.search import solve_free, solve_free_each, solve_one, solve_one_each
 
 
 def solve_hand(
