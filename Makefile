@@ -37,23 +37,24 @@ run: install ## serve the API on $(HOST):$(PORT) (embedded Redis unless REDIS_UR
 test: install ## the whole suite (starts its own throwaway redis-server)
 	$(PY) -m pytest
 
-lint: install ## ruff (lint + format check) and mypy --strict on service/ (CI runs it)
+lint: install ## ruff (lint + format check), mypy --strict on service/ and tools/, the layering contracts (import-linter) (CI runs it)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
 docs: install ## regenerate the tables of docs/CONFIGURATION.md and docs/ERRORS.md from the code
-	$(PY) -m service.docs_tables
+	$(PY) -m tools.docs_tables
 
 bench: install ## hand solver speed on a corpus of >= 10,000 hands, with the C and the Python alone in turn
 	$(PY) bench/solver_bench.py
 
 openapi: install ## regenerate openapi/openapi.json from the app
-	$(PY) -m service.openapi
+	$(PY) -m tools.openapi
 
 sdk: install ## the Python and TypeScript clients, generated from openapi/openapi.json, into build/sdk/ (needs npm)
 	$(PY) sdk/build.py
@@ -94,7 +95,7 @@ bench-report: install ## chart + markdown table of the last bench-http run (benc
 	$(PY) bench/report.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
 
 soak: install ## bounded soak: 2 instances x concurrent clients, then replay every game (5 min)
 	$(PY) bench/soak.py --duration 300

@@ -16,7 +16,13 @@ from service.api.context import Services
 from service.api.cors import Cors, CorsPolicy
 from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
-from service.api.schemas import events, headers, moves, options, outputs
+from service.api.schemas import (
+    event_schemas,
+    headers,
+    move_schemas,
+    option_schemas,
+    outputs,
+)
 from service.api.schemas.fields import component_property
 from service.api.spec import finalize_spec
 from service.api.stream_caps import StreamCaps
@@ -78,10 +84,10 @@ def _register_components(api: Api) -> None:
     assert converter is not None  # made as the plugin joined the spec (Api's init_app)
     converter.add_attribute_function(component_property)
     headers.register_spec(api.spec)
-    moves.register_spec(api.spec)
-    events.register_spec(api.spec)
-    api.spec.components.schema("Options", schema=options.Options)
-    api.spec.components.schema("OptionsIn", schema=options.OptionsIn)
+    move_schemas.register_spec(api.spec)
+    event_schemas.register_spec(api.spec)
+    api.spec.components.schema("Options", schema=option_schemas.Options)
+    api.spec.components.schema("OptionsIn", schema=option_schemas.OptionsIn)
 
 
 def _check_durability(store: GameStore) -> None:

@@ -1,11 +1,12 @@
 """Games over HTTP: create, join, views, moves and events.
 
-Each handler loads the game, calls one operation of :mod:`service.hosting` (which
-calls the engine), saves, and dumps the answer.  The hot ones (the views and
-moves) are answered by :mod:`service.api.handlers`, which the fast lane calls
-too.  Errors are mapped to problem+json by :mod:`service.api.problems`.
-Their paths, rate limits and the fast lane's handlers are declared by the route
-table (:mod:`service.api.routes`).
+Each handler parses the request, calls :mod:`service.hosting` with the app's
+store and config (which loads, calls the engine and saves), and dumps the
+answer.  The hot ones (the views and moves) are answered by
+:mod:`service.api.handlers`, which the fast lane calls too.  Errors are mapped
+to problem+json by :mod:`service.api.problems`.  Their paths, rate limits and
+the fast lane's handlers are declared by the route table
+(:mod:`service.api.routes`).
 """
 
 from __future__ import annotations
@@ -16,20 +17,20 @@ from typing import Any
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import following, handlers, lobby_caps, lobby_index, metrics, streams
+from service.api import following, handlers, metrics, streams
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
-from service.api.context import lobby_timers, services, store
-from service.api.idempotency import Idempotency, idempotency, replay
+from service.api.changes import ChangeOutcome, change, current
+from service.api.context import address, config, lobby_hold, services, store
+from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
 from service.api.schemas.headers import headers, parameters
-from service.api.schemas.moves import MOVE_EXAMPLES
-from service.api.writes import ChangeOutcome, change, create_game, current
-from service.hosting import seating, webhooks
+from service.api.schemas.move_schemas import MOVE_EXAMPLES
+from service.hosting import game_creation, lobby_listing, seating
 from service.hosting.record import GameRecord
-from service.hosting.tokens import hash_token, keyed_game_id, new_game_id
-from service.store import GameExists, IdempotentReplay
+from service.hosting.tokens import hash_token
+from service.store import IdempotentReplay
 
 blp = Blueprint(
     "games", __name__, url_prefix="/v1/games", description="Create, join and play games"
@@ -65,99 +66,23 @@ class Games(MethodView):
         Round 1 is dealt as soon as every seat is taken.
         """
         idem = idempotency("create", secret=True)
-        game_id = None
         if idem is not None:  # a retry finds the game its key made, and the answer
-            game_id = keyed_game_id(idem.key_hash)
-            _found, earlier = store().load_with_idempotency(game_id, idem.key_hash)
+            earlier = game_creation.earlier_answer(store(), idem)
             if earlier is not None:
                 return replay(idem, *earlier)
-        turn_timeout = body.get("turn_timeout_seconds")
-        autopilot_after = body.get("autopilot_after_missed_turns")
-        if body["listed"]:  # strangers sit there: a timer, so that none can stall it
-            turn_timeout, autopilot_after = lobby_timers().of_table(turn_timeout, autopilot_after)
-        record, tokens, events = seating.create_record(
-            body["players"],
-            body.get("seats"),
-            body["ruleset"],
-            body["options"],
-            body.get("seed"),
-            services().config.allow_seeded_games,
-            turn_timeout,
-            autopilot_after,
-            game_id=game_id,
-            listed=body["listed"],
-        )
-        hook_token = None if "webhook" not in body else _add_webhook(record, body["webhook"])
-        hold = lobby_caps.Hold()
-        hold.take_new_game(record)  # 429 over the address's caps (a listed game)
         try:
-            try:
-                out, headers = _save_created(record, tokens, events, idem, hook_token)
-            except GameExists:
-                if idem is None:
-                    raise
-                # the key's record expired before the game it made: a new game, as for a new key
-                record.id = new_game_id()
-                hold.take_new_game(record)
-                out, headers = _save_created(record, tokens, events, idem, hook_token)
+            created = game_creation.create(
+                store(), config(), body, idem, address=address(), location=_game_url
+            )
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
-            hold.release()
             return replay(idem, first.fingerprint, first.response)
-        except BaseException:
-            hold.release()
-            raise
-        lobby_index.seats_changed(record)
         metrics.GAMES_CREATED.inc()
-        return json_response(out, 201, version=1, headers=headers)
+        return json_response(created.body, 201, version=1, headers=created.headers)
 
 
-def _add_webhook(record: GameRecord, asked: dict[str, Any]) -> str:
-    """Give ``record`` the webhook ``asked`` for (422 for a URL it may not call); the
-    token that reads its delivery log."""
-    config = services().config
-    webhooks.check_url(
-        asked["url"],
-        allow_http=config.webhook_allow_http,
-        allow_loopback=config.webhook_allow_loopback,
-    )
-    record.webhook, token = webhooks.new_webhook(asked["url"], asked.get("events", ()))
-    return token
-
-
-def _save_created(
-    record: GameRecord,
-    tokens: dict[int, str],
-    events: list[Any],
-    idem: Idempotency | None,
-    hook_token: str | None = None,
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """Save a new game (with the answer to its request, for a keyed one); that
-    answer's body and headers (with the webhook's secret and token, once)."""
-    out = {
-        "id": record.id,
-        "version": 1,
-        "status": record.status,
-        "seeded": record.seeded,
-        "players": [
-            {"seat": s.seat, "name": s.name, "bot": s.bot}
-            | ({"token": tokens[s.seat]} if s.seat in tokens else {})
-            for s in record.seats
-            if not s.is_open
-        ],
-    }
-    if record.webhook is not None and hook_token is not None:
-        hook = record.webhook
-        out["webhook"] = {
-            "url": hook.url,
-            "events": list(hook.events),
-            "secret": hook.secret,
-            "token": hook_token,
-        }
-    headers = {"Location": url_for("games.Game", game_id=record.id)}
-    saved = None if idem is None else idem.record(201, out, 1, headers=headers)
-    create_game(record, events, saved)
-    return out, headers
+def _game_url(game_id: str) -> str:
+    return url_for("games.Game", game_id=game_id)
 
 
 class Game(MethodView):
@@ -221,7 +146,7 @@ class Players(MethodView):
         its bearer token (shown only this once).
         """
 
-        hold = lobby_caps.Hold()
+        hold = lobby_hold()
 
         def join(version: int, record: GameRecord) -> ChangeOutcome:
             seat, token, events = seating.join(record, body["name"], body.get("seat"))
@@ -236,7 +161,11 @@ class Players(MethodView):
                 }
                 return 201, out
 
-            return ChangeOutcome(events, build, committed=lambda: lobby_index.seats_changed(record))
+            return ChangeOutcome(
+                events,
+                build,
+                committed=lambda: lobby_listing.seats_changed(store(), config(), record),
+            )
 
         try:
             return change(game_id, join)

@@ -16,7 +16,7 @@ trip and on the same connection:
 * ``WAIT N <timeout>``: the number of replicas that have everything up to it;
 * ``WAITAOF 1 0 <timeout>``: whether the primary fsynced it to its AOF (Redis >= 7.2).
 
-Short of either, the store raises :class:`~service.store.errors.NotDurable`
+Short of either, the store raises :class:`~service.store.store_errors.NotDurable`
 (503 ``STORE_UNAVAILABLE`` with ``Retry-After``): the change is on the primary
 and may or may not last.  Its idempotency record was written by the same
 script, so a retry with the same ``Idempotency-Key`` is safe: it finds the
@@ -41,7 +41,7 @@ from redis.exceptions import NoScriptError
 
 from service.config import Config
 from service.store import budget, keys
-from service.store.errors import NotDurable, StoreMisconfigured, StoreUnavailable
+from service.store.store_errors import NotDurable, StoreMisconfigured, StoreUnavailable
 
 BARRIER_MS = 10_000
 """How long the barrier key of a game lives (it is only written, never read)."""

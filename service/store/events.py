@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from service.store import keys
-from service.store.errors import GameNotFound
 from service.store.script_args import deadline_of
+from service.store.store_errors import GameNotFound
 
 MAX_EVENTS_PER_READ = 1000
 

@@ -43,18 +43,12 @@ from redis.commands.core import Script
 
 from service.config import Config
 from service.store import budget, keys
-from service.store.client import RedisClient, connect, is_cluster, subscribers
 from service.store.durability import Command, Durability, check_support, send_durably
-from service.store.errors import (
-    GameExists,
-    GameNotFound,
-    IdempotentReplay,
-    VersionConflict,
-)
 from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
 from service.store.failures import translate_errors
 from service.store.holds import AddressHolds
-from service.store.lobby import LobbyIndex
+from service.store.lobby_index import LobbyIndex
+from service.store.redis_client import RedisClient, connect, is_cluster, subscribers
 from service.store.script_args import (
     Deliveries,
     IdempotencyRecord,
@@ -65,6 +59,12 @@ from service.store.script_args import (
 )
 from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT, SAVE_REPLAY_SCRIPT
 from service.store.shutdown import stop_on_shutdown
+from service.store.store_errors import (
+    GameExists,
+    GameNotFound,
+    IdempotentReplay,
+    VersionConflict,
+)
 from service.store.stream_leases import LEASE_SCRIPT, StreamLeases
 from service.store.wakeups import Wakeups, Watch
 
@@ -85,7 +85,7 @@ class GameStore:
     """All of the service's Redis access: create, load and commit games, read events.
 
     Thread-safe; share one instance per process.  Every method raises
-    :class:`~service.store.errors.StoreUnavailable` when Redis cannot serve it.
+    :class:`~service.store.store_errors.StoreUnavailable` when Redis cannot serve it.
     """
 
     def __init__(
@@ -115,7 +115,7 @@ class GameStore:
         self._save_replay: Script
         self._streams: StreamLeases
         self.lobby = LobbyIndex(lambda: self.client)
-        """The lobby's index of listed games (:mod:`service.store.lobby`)."""
+        """The lobby's index of listed games (:mod:`service.store.lobby_index`)."""
         self.holds = AddressHolds(lambda: self.client)
         """What each client address holds in the lobby (:mod:`service.store.holds`)."""
         if client is not None:
@@ -179,10 +179,10 @@ class GameStore:
             budget.close_budget(token)
 
     def check_durability(self) -> list[str]:
-        """Raise :class:`~service.store.errors.StoreMisconfigured` if Redis cannot
+        """Raise :class:`~service.store.store_errors.StoreMisconfigured` if Redis cannot
         confirm writes as ``REDIS_WAIT_REPLICAS`` / ``REDIS_WAIT_AOF`` ask (``WAITAOF``
         needs Redis 7.2 and ``appendonly yes``), or
-        :class:`~service.store.errors.StoreUnavailable` if it cannot be asked now;
+        :class:`~service.store.store_errors.StoreUnavailable` if it cannot be asked now;
         the warnings worth logging (too few replicas connected now)."""
         if not self._durability.on:
             return []
@@ -208,7 +208,7 @@ class GameStore:
         return self._durably(game_id, command, script)
 
     def _confirm(self, confirmation: list[Any] | None) -> None:
-        """Raise :class:`~service.store.errors.NotDurable` unless ``confirmation``
+        """Raise :class:`~service.store.store_errors.NotDurable` unless ``confirmation``
         confirms the write (None: durability is off)."""
         if confirmation is not None:
             self._durability.check(confirmation)

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from service.store import keys
-from service.store.errors import StoreUnavailable, TooManyStreams
 from service.store.failures import translate_errors
+from service.store.store_errors import StoreUnavailable, TooManyStreams
 
 log = logging.getLogger(__name__)
 

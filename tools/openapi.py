@@ -1,4 +1,4 @@
-"""Write the OpenAPI document the app serves: ``python -m service.openapi [PATH]``.
+"""Write the OpenAPI document the app serves: ``python -m tools.openapi [PATH]``.
 
 ``make openapi`` writes ``openapi/openapi.json``; a test fails when the
 committed file differs from what the app serves.

@@ -3,7 +3,7 @@ per event type, and ``Event``, their union discriminated by ``type``
 (:func:`register_spec`).
 
 The events are stored and sent as the engine and the hosting layer made them
-(:class:`~service.engine.records.Event`); these schemas describe them, and a
+(:class:`~service.engine.game_events.Event`); these schemas describe them, and a
 test checks every event of played games against them.  Every event has ``seq``
 and ``type``; ``private: true`` marks one only its seat receives.
 """

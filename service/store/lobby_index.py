@@ -16,7 +16,7 @@ Redis Cluster:
   its live entries: :meth:`LobbyIndex.live_page`) and merges them.  Writes drop
   a few expired entries, so a shard holds about the live games of its status.
 * **Quick-join tables**: per table (ruleset, options, seats, timers: see
-  :func:`service.hosting.lobby.table_of`), a sorted set of its waiting games with
+  :func:`service.hosting.lobby_operations.table_of`), a sorted set of its waiting games with
   seats to offer, oldest first, how many seats each has to offer, and when a
   seated player of each last showed life.  One script hands out a seat (a
   ticket) of the oldest live game among the first few in line, else of the
@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.store import keys
-from service.store.client import RedisClient
 from service.store.failures import translate_errors
 from service.store.lobby_scripts import (
     LISTING_DROP_SCRIPT,
@@ -49,6 +48,7 @@ from service.store.lobby_scripts import (
     TABLE_SEEN_SCRIPT,
     TABLE_SET_SCRIPT,
 )
+from service.store.redis_client import RedisClient
 
 LISTED_STATUSES = ("waiting", "playing", "finished")
 """The statuses the lobby lists (a cancelled game leaves it)."""

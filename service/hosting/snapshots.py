@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from service.engine.records import Event
+from service.engine.game_events import Event
 from service.hosting import game_views
 from service.hosting.record import GameRecord
 from service.store import StoredEvent

@@ -56,7 +56,7 @@ def connect(config: Config) -> RedisClient:
     """A Redis client for ``config`` (raw bytes responses, short timeouts, a few retries,
     at most ``REDIS_MAX_CONNECTIONS`` connections per server).
 
-    Raises :class:`~service.store.errors.StoreUnavailable` if a Redis Cluster
+    Raises :class:`~service.store.store_errors.StoreUnavailable` if a Redis Cluster
     cannot be reached to discover its nodes; a plain client (and one of the
     primary Redis Sentinel names, :mod:`service.store.sentinel`) connects lazily
     on its first command.

@@ -3,7 +3,7 @@ human out cancels it), renaming before the start, resigning during play; the
 timers of a table strangers share; the *table* of a game (what quick-join
 matches: ruleset, options, seats, timers); and the short summary the lobby lists.
 
-No Flask and no Redis here (the lobby's index is :mod:`service.store.lobby`).
+No Flask and no Redis here (the lobby's index is :mod:`service.store.lobby_index`).
 The game's own record stays the authority on its seats: the index only points
 at games, and every seat is taken through the record.
 """
@@ -16,9 +16,10 @@ from typing import Any
 
 import orjson
 
+from service.config import Config
 from service.engine.errors import GameNotInProgressError, InvalidOptionError
+from service.engine.game_events import Event
 from service.engine.options import Options, preset
-from service.engine.records import Event
 from service.engine.rules import Game
 from service.hosting.record import GameRecord
 from service.hosting.refusals import GameCancelledError, GameStartedError, ResignedError
@@ -36,6 +37,13 @@ class LobbyTimers:
     turn_seconds: int
     max_turn_seconds: int
     autopilot_after: int
+
+    @classmethod
+    def configured(cls, config: Config) -> LobbyTimers:
+        """The timers ``config`` sets (``LOBBY_TURN_SECONDS``...)."""
+        return cls(
+            config.lobby_turn_seconds, config.lobby_turn_max_seconds, config.lobby_autopilot_after
+        )
 
     def of_table(self, turn_timeout: int | None, autopilot_after: int | None) -> tuple[int, int]:
         """The timers of a listed or quick-join table that asked for these (None:

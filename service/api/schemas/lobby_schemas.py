@@ -10,7 +10,7 @@ from service.api.schemas import enums
 from service.api.schemas.fields import FullMatch, Name, QueryInteger, component, integer
 from service.api.schemas.inputs import autopilot_after_field, options_field, turn_timeout_field
 from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS
-from service.store.lobby import LISTED_STATUSES
+from service.store.lobby_index import LISTED_STATUSES
 
 PAGE_DEFAULT = 20
 PAGE_MAX = 100
@@ -22,7 +22,7 @@ CURSOR = FullMatch(
 )
 """A listing's cursor: the last entry read (by creation), after the section it
 was read in for the waiting games (``L``/``I`` and the time that splits the
-live tables from the others: :func:`service.api.lobby_index.listing`)."""
+live tables from the others: :func:`service.hosting.lobby_listing.listing`)."""
 
 
 class ListingQuery(Schema):

@@ -8,7 +8,7 @@ from typing import Any
 from marshmallow import Schema, fields, validate
 
 from service.api.schemas.fields import closed_set
-from service.hosting.webhooks import MAX_URL_LENGTH, HookEvent
+from service.hosting.game_webhooks import MAX_URL_LENGTH, HookEvent
 
 EVENT_NAMES = [event.value for event in HookEvent]
 

@@ -1,4 +1,4 @@
-"""Keeping the lobby's index (:mod:`service.store.lobby`) in step with listed games.
+"""Keeping the lobby's index (:mod:`service.store.lobby_index`) in step with listed games.
 
 The game's own write is the authority; the index is written beside it, in writes
 of its own (other hash slots), so that it may hold too much but never too little:
@@ -23,11 +23,11 @@ from typing import Any
 
 import orjson
 
-from service.api.context import services, store
-from service.hosting.lobby import open_seats, record_table, summary
+from service.config import Config
+from service.hosting.lobby_operations import open_seats, record_table, summary
 from service.hosting.record import GameRecord
-from service.store import StoreUnavailable
-from service.store.lobby import LISTED_STATUSES, game_of_member
+from service.store import GameStore, StoreUnavailable
+from service.store.lobby_index import LISTED_STATUSES, game_of_member
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,13 @@ LIVE, IDLE = "L", "I"
 
 
 def listing(
-    status: str, cursor: str | None, limit: int, ruleset: str | None, seats: int | None
+    store: GameStore,
+    config: Config,
+    status: str,
+    cursor: str | None,
+    limit: int,
+    ruleset: str | None,
+    seats: int | None,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """A page of the listing of ``status``: the summaries of its games, each
     checked against the game itself, and the cursor of the next page (None at
@@ -54,24 +60,24 @@ def listing(
     table is in one section only, so paging never gives it twice.  A cursor that
     names no section (the other statuses, and cursors of before the sections)
     pages through every entry by creation."""
-    index = store().lobby
+    index = store.lobby
     section, since, member = _parse_cursor(cursor)
     if status != "waiting":
         section = since = None
     elif cursor is None:
-        section, since = LIVE, time.time() - services().config.lobby_live_seconds
+        section, since = LIVE, time.time() - config.lobby_live_seconds
     games: list[dict[str, Any]] = []
     if section == LIVE:
         assert since is not None
         live = index.live_page(status, member, limit, since, ruleset, seats)
-        games += _checked(status, live.members)
+        games += _checked(store, config, status, live.members)
         if live.next is not None:
             return games, f"{LIVE}{_ms(since):015d}.{live.next}"
         section, member, limit = IDLE, None, limit - len(live.members)
         if limit <= 0:
             return games, f"{IDLE}{_ms(since):015d}"
     page = index.page(status, member, limit, ruleset, seats, since if section == IDLE else None)
-    games += _checked(status, page.members)
+    games += _checked(store, config, status, page.members)
     if page.next is None:
         return games, None
     if section is None or since is None:
@@ -85,7 +91,7 @@ def _ms(seconds: float) -> int:
 
 def _parse_cursor(cursor: str | None) -> tuple[str | None, float | None, str | None]:
     """``(section, its time, member)`` of a listing cursor (its form is checked by
-    the schema: see :data:`service.api.schemas.lobby.CURSOR`).
+    the schema: see :data:`service.api.schemas.lobby_schemas.CURSOR`).
 
     >>> _parse_cursor("000000000001500:g1")
     (None, None, '000000000001500:g1')
@@ -99,10 +105,12 @@ def _parse_cursor(cursor: str | None) -> tuple[str | None, float | None, str | N
     return cursor[0], int(cursor[1:16]) / 1000, cursor[17:] or None
 
 
-def _checked(status: str, members: list[str]) -> list[dict[str, Any]]:
+def _checked(
+    store: GameStore, config: Config, status: str, members: list[str]
+) -> list[dict[str, Any]]:
     """The summaries of the games of a page's ``members``, each checked against the
     game itself (see :func:`listing`)."""
-    index = store().lobby
+    index = store.lobby
     ids = [game_of_member(member) for member in members]
     games = []
     for member, game_id, found in zip(members, ids, index.views(ids), strict=True):
@@ -113,71 +121,93 @@ def _checked(status: str, members: list[str]) -> list[dict[str, Any]]:
             continue
         if public["status"] != status:
             if STAGES.index(public["status"]) > STAGES.index(status):
-                relist(game_id, status, public, created_at)  # it moved on
+                relist(store, config, game_id, status, public, created_at)  # it moved on
             continue  # else listed ahead of a write still under way (or failed)
         games.append(summary(public, created_at))
     return games
 
 
-def listing_expiry(status: str, created_at: float) -> float:
+def listing_expiry(config: Config, status: str, created_at: float) -> float:
     """When an entry listed under ``status`` now leaves the lobby: a waiting game
     :attr:`~service.config.Config.lobby_waiting_seconds` after its creation,
     another when the game would expire without a change."""
-    config = services().config
     if status == "waiting":
         return created_at + config.lobby_waiting_seconds
     return time.time() + config.game_ttl_seconds
 
 
-def list_game(record: GameRecord) -> None:
+def list_game(store: GameStore, config: Config, record: GameRecord) -> None:
     """List a game under its status."""
-    _put(record.status, record.id, record.created_at, record.ruleset, len(record.seats))
+    _put(
+        store,
+        config,
+        record.status,
+        record.id,
+        record.created_at,
+        record.ruleset,
+        len(record.seats),
+    )
 
 
-def _put(status: str, game_id: str, created_at: float, ruleset: str, seats: int) -> None:
+def _put(
+    store: GameStore,
+    config: Config,
+    status: str,
+    game_id: str,
+    created_at: float,
+    ruleset: str,
+    seats: int,
+) -> None:
     if status in LISTED_STATUSES:
-        expiry = listing_expiry(status, created_at)
-        store().lobby.put(status, game_id, created_at, ruleset, seats, expiry)
+        expiry = listing_expiry(config, status, created_at)
+        store.lobby.put(status, game_id, created_at, ruleset, seats, expiry)
 
 
-def relist(game_id: str, was: str, public: dict[str, Any], created_at: float) -> None:
+def relist(
+    store: GameStore,
+    config: Config,
+    game_id: str,
+    was: str,
+    public: dict[str, Any],
+    created_at: float,
+) -> None:
     """Move an entry found listed under ``was`` to the later status of its game's
     public view."""
 
     def move() -> None:
         seats = len(public["players"])
-        _put(public["status"], game_id, created_at, public["ruleset"], seats)
-        store().lobby.drop(was, game_id, created_at)
+        _put(store, config, public["status"], game_id, created_at, public["ruleset"], seats)
+        store.lobby.drop(was, game_id, created_at)
 
     _hint(move)
 
 
-def offer_seats(record: GameRecord) -> None:
+def offer_seats(store: GameStore, config: Config, record: GameRecord) -> None:
     """Tell the game's quick-join table how many seats it has open now."""
-    store().lobby.offer(
+    store.lobby.offer(
         record_table(record),
         record.id,
         record.created_at,
         open_seats(record),
-        services().config.lobby_waiting_seconds,
+        config.lobby_waiting_seconds,
     )
 
 
-def seats_changed(record: GameRecord) -> None:
+def seats_changed(store: GameStore, config: Config, record: GameRecord) -> None:
     """A listed game was made, or its seats changed (a join by id, a leave): offer
     its open seats to quick-join."""
     if record.listed:
-        _hint(lambda: offer_seats(record))
+        _hint(lambda: offer_seats(store, config, record))
 
 
-def before_write(record: GameRecord) -> None:
+def before_write(store: GameStore, config: Config, record: GameRecord) -> None:
     """Called before every write of a game: a listed game that the write gives a
     new status (or makes) is listed under it first."""
     if record.listed and record.status != record.loaded_status:
-        list_game(record)
+        list_game(store, config, record)
 
 
-def committed(record: GameRecord) -> None:
+def committed(store: GameStore, config: Config, record: GameRecord) -> None:
     """Called after every write of a game: a listed game whose status changed
     leaves its former listing (and quick-join, once it is not waiting)."""
     was = record.loaded_status
@@ -186,9 +216,9 @@ def committed(record: GameRecord) -> None:
 
     def move() -> None:
         if was in LISTED_STATUSES:
-            store().lobby.drop(was, record.id, record.created_at)
+            store.lobby.drop(was, record.id, record.created_at)
         if was == "waiting":
-            offer_seats(record)
+            offer_seats(store, config, record)
 
     _hint(move)
 

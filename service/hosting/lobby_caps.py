@@ -3,8 +3,8 @@ games (``LOBBY_SEATS_PER_ADDRESS``) and the listed games it may have waiting for
 players (``LOBBY_LISTED_PER_ADDRESS``), so that one client cannot take every
 open seat of the lobby nor fill its listing.
 
-The client is its address as the rate limits know it
-(:func:`service.api.limits.by_address`); unlike them the caps stay on with
+The client is its address as the rate limits know it (the API passes
+:func:`service.api.limits.by_address`); unlike them the caps stay on with
 ``RATE_LIMITS=false`` (per-client limits at a load balancer cannot count seats), and
 a cap of 0 is none.  What counts:
 
@@ -41,27 +41,21 @@ from typing import Any
 
 import orjson
 
-from service.api.context import call, services, store
-from service.api.limits import by_address
-from service.api.problems import ApiError
+from service.config import Config
 from service.hosting.record import GameRecord, seat_holders
-from service.store import StoreUnavailable
+from service.hosting.refusals import LobbyCapError
+from service.store import GameStore, StoreUnavailable
 from service.store.holds import Refusal
 
 log = logging.getLogger(__name__)
-
-RETRY_SECONDS = 60
-"""The ``Retry-After`` of a refusal: a seat or a listed game frees when a game
-ends, fills, or is left, not at a time the service knows."""
 
 PLACEHOLDER_SECONDS = 60
 """How long a quick-join's place, held before it knows its game, counts at most
 (its request's own life, with room)."""
 
 
-def _caps() -> tuple[int, int] | None:
+def _caps(config: Config) -> tuple[int, int] | None:
     """(most seats, most listed games) per address; None when no cap applies."""
-    config = services().config
     if not config.lobby_seats_per_address and not config.lobby_listed_per_address:
         return None
     return config.lobby_seats_per_address, config.lobby_listed_per_address
@@ -84,11 +78,14 @@ class Hold:
     """What one request holds against its address's caps: taken (:meth:`take`)
     before its game's write, replaced by a later :meth:`take` (a write retried
     on a fresher game may pick another seat), given back by :meth:`release`
-    when the request fails."""
+    when the request fails.  ``address`` is the client's, as the rate limits
+    name it."""
 
-    def __init__(self) -> None:
-        self._caps = _caps()
-        self._address = by_address(call().environ)
+    def __init__(self, store: GameStore, config: Config, address: str) -> None:
+        self._store = store
+        self._config = config
+        self._caps = _caps(config)
+        self._address = address
         self._seats: list[str] = []
         self._listed: str | None = None
         self._refused_listing: Refusal | None = None
@@ -96,7 +93,7 @@ class Hold:
     def take(self, seats: Sequence[str], listed: tuple[str, float] | None = None) -> None:
         """Hold ``seats`` (members: :func:`seat_member`) and the listed game
         ``listed`` (id, when it leaves the lobby) instead of what this request held
-        so far; 429 ``RATE_LIMITED`` over a cap, with nothing changed."""
+        so far; :class:`LobbyCapError` over a cap, with nothing changed."""
         refusal = self._change(seats, listed)
         if refusal is not None:
             raise self._refused(refusal, len([m for m in seats if m not in self._seats]))
@@ -106,11 +103,11 @@ class Hold:
             return None
         most_seats, most_listed = self._caps
         now = time.time()
-        until = now + services().config.game_ttl_seconds
+        until = now + self._config.game_ttl_seconds
         add = [(m, now + PLACEHOLDER_SECONDS if m[0] == "?" else until) for m in seats]
         refusal = None
         for attempt in range(2):
-            refusal = store().holds.change(
+            refusal = self._store.holds.change(
                 self._address,
                 most_seats=most_seats,
                 most_listed=most_listed,
@@ -122,7 +119,7 @@ class Hold:
             if refusal is None:
                 self._seats, self._listed = list(seats), None if listed is None else listed[0]
                 return None
-            if attempt == 0 and not _heal(self._address):
+            if attempt == 0 and not _heal(self._store, self._config, self._address):
                 break
         return refusal
 
@@ -145,8 +142,8 @@ class Hold:
         """Whether this request may list a new game (see :meth:`take_place`)."""
         return self._refused_listing is None
 
-    def listing_refused(self) -> ApiError:
-        """The 429 of a quick-join that would have to list a game past the cap."""
+    def listing_refused(self) -> LobbyCapError:
+        """The refusal of a quick-join that would have to list a game past the cap."""
         assert self._refused_listing is not None
         return self._refused(self._refused_listing, 0)
 
@@ -155,7 +152,7 @@ class Hold:
         game itself, listed by this request (a quick-join's new table)."""
         if not record.listed:
             return
-        listed = (record.id, _leaves(record)) if lists else None
+        listed = (record.id, _leaves(self._config, record)) if lists else None
         self.take([seat_member(record, seat)], listed)
 
     def take_new_game(self, record: GameRecord) -> None:
@@ -163,7 +160,7 @@ class Hold:
         if not record.listed:
             return
         seats = [seat_member(record, s.seat) for s in record.seats if s.token_hash is not None]
-        self.take(seats, (record.id, _leaves(record)))
+        self.take(seats, (record.id, _leaves(self._config, record)))
 
     def release(self) -> None:
         """Give back what this request holds (its request failed); a store that
@@ -172,12 +169,12 @@ class Hold:
             return
         try:
             listed = [] if self._listed is None else [self._listed]
-            store().holds.drop(self._address, self._seats, listed)
+            self._store.holds.drop(self._address, self._seats, listed)
         except StoreUnavailable as exc:
             log.warning("lobby hold not given back: %s", exc)
         self._seats, self._listed = [], None
 
-    def _refused(self, refusal: Refusal, asked: int) -> ApiError:
+    def _refused(self, refusal: Refusal, asked: int) -> LobbyCapError:
         assert self._caps is not None
         most_seats, most_listed = self._caps
         if refusal.cap == "seats" and asked > most_seats:
@@ -196,49 +193,49 @@ class Hold:
                 f"players, the most it may ({most_listed}); wait for one to fill, or leave "
                 "it, first"
             )
-        return ApiError("RATE_LIMITED", detail, headers={"Retry-After": str(RETRY_SECONDS)})
+        return LobbyCapError(detail)
 
 
-def _leaves(record: GameRecord) -> float:
+def _leaves(config: Config, record: GameRecord) -> float:
     """When a waiting game leaves the lobby."""
-    return record.created_at + services().config.lobby_waiting_seconds
+    return record.created_at + config.lobby_waiting_seconds
 
 
-def let_go(record: GameRecord, member: str) -> None:
-    """After a leave or a resign: the request's address holds the seat of
+def let_go(store: GameStore, config: Config, address: str, record: GameRecord, member: str) -> None:
+    """After a leave or a resign: the request's ``address`` holds the seat of
     ``record`` whose member (:func:`seat_member`, taken before the seat was
     given up) is ``member`` no more, nor the game if it was cancelled.  A leave
     from another address than the seat's gives back nothing here: the seat's
     new holder, if any, is not the hold's, which then lapses at the cap."""
-    if not record.listed or _caps() is None:
+    if not record.listed or _caps(config) is None:
         return
     listed = [record.id] if record.cancelled else []
     try:
-        store().holds.drop(by_address(call().environ), [member], listed)
+        store.holds.drop(address, [member], listed)
     except StoreUnavailable as exc:
         log.warning("lobby hold not given back: %s", exc)
 
 
-def _heal(address: str) -> bool:
+def _heal(store: GameStore, config: Config, address: str) -> bool:
     """Check every game ``address`` holds against the game itself and drop what it
     holds no more; whether anything was dropped."""
-    held = store().holds.held(address)
+    held = store.holds.held(address)
     seats = [(m, m.split(":")) for m in held.seats if not m.startswith("?")]
     listed = [game for game in held.listed if not game.startswith("?")]
     ids = sorted({parts[0] for _m, parts in seats} | set(listed))
     states: dict[str, tuple[dict[str, Any], list[str | None]] | None] = {}
-    for game_id, state in zip(ids, store().lobby.states(ids), strict=True):
+    for game_id, state in zip(ids, store.lobby.states(ids), strict=True):
         states[game_id] = (
             None if state is None else (orjson.loads(state[0]), seat_holders(state[1]))
         )
-    waiting_seconds = services().config.lobby_waiting_seconds
+    waiting_seconds = config.lobby_waiting_seconds
     stale_seats = [
         member
         for member, parts in seats
         if not _holds_seat(states[parts[0]], parts, waiting_seconds)
     ]
     stale_listed = [game for game in listed if not _in_lobby(states[game])]
-    store().holds.drop(address, stale_seats, stale_listed)
+    store.holds.drop(address, stale_seats, stale_listed)
     return bool(stale_seats or stale_listed)
 
 
