@@ -6,11 +6,11 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-ab bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
-$(STAMP): pyproject.toml setup.py service/engine/_solver_native.c requirements/dev.txt
+$(STAMP): pyproject.toml setup.py service/engine/solver/_native.c requirements/dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --require-hashes -r requirements/dev.txt
 	$(PY) -m pip install -q --no-deps -e .
@@ -37,23 +37,24 @@ run: install ## serve the API on $(HOST):$(PORT) (embedded Redis unless REDIS_UR
 test: install ## the whole suite (starts its own throwaway redis-server)
 	$(PY) -m pytest
 
-lint: install ## ruff (lint + format check) and mypy --strict on service/ (CI runs it)
+lint: install ## ruff (lint + format check), mypy --strict on service/ and tools/, the layering contracts (import-linter) (CI runs it)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
 docs: install ## regenerate the tables of docs/CONFIGURATION.md and docs/ERRORS.md from the code
-	$(PY) -m service.docs_tables
+	$(PY) -m tools.docs_tables
 
-bench: install ## hand solver speed on a corpus of >= 10,000 hands
+bench: install ## hand solver speed on a corpus of >= 10,000 hands, with the C and the Python alone in turn
 	$(PY) bench/solver_bench.py
 
 openapi: install ## regenerate openapi/openapi.json from the app
-	$(PY) -m service.openapi
+	$(PY) -m tools.openapi
 
 sdk: install ## the Python and TypeScript clients, generated from openapi/openapi.json, into build/sdk/ (needs npm)
 	$(PY) sdk/build.py
@@ -65,6 +66,10 @@ bench-http: install ## HTTP throughput, with its ratio to a plain Flask ceiling 
 	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
 		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
 	$(PY) bench/http_bench.py
+
+BOTS_AB ?= --a SOLVER=c --b SOLVER=python
+bench-bots-ab: install ## bot games of two variants differing by environment, in turn: make bench-bots-ab BOTS_AB="--a X=1 --b X=0" (about 3 min)
+	$(PY) bench/bots_side_by_side.py $(BOTS_AB)
 
 AB ?= --a FAST_LANE=true --b FAST_LANE=false
 bench-ab: install ## two instances differing by environment, loaded in turn: make bench-ab AB="--a X=1 --b X=0"
@@ -93,7 +98,7 @@ bench-report: install ## chart + markdown table of the last bench-http run (benc
 	$(PY) bench/report.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
 
 soak: install ## bounded soak: 2 instances x concurrent clients, then replay every game (5 min)
 	$(PY) bench/soak.py --duration 300

@@ -17,7 +17,6 @@ from typing import Any
 
 import redis
 
-from service.api.snapshots import events_payload, snapshot
 from service.engine.moves import Discard, Draw, Source
 from service.engine.rounds import Phase
 from service.engine.shuffle import new_seed
@@ -26,6 +25,7 @@ from service.engine.state import legal_moves
 from service.engine.view import observe
 from service.hosting.record import GameRecord
 from service.hosting.seating import create_record, issue_token
+from service.hosting.snapshots import events_payload, snapshot
 from service.hosting.timers import automatic_finish
 from service.hosting.tokens import new_game_id
 from service.store import GameStore, key

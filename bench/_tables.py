@@ -22,8 +22,8 @@ from pathlib import Path
 from service.engine.cards import JOKER, Card, Rank
 from service.engine.melds import Meld, classify_meld
 from service.engine.options import MAX_DECKS, Options
-from service.engine.solver_budget import WORK_BUDGET, Budget
-from service.engine.solver_table import best_with_table
+from service.engine.solver.table import best_with_table
+from service.engine.solver.work_budget import WORK_BUDGET, Budget
 
 GAME = Options(
     jokers_per_deck=2, lay_off=True, all_wild_melds=True, extra_rounds=2, decks=MAX_DECKS

@@ -96,7 +96,7 @@ from bench._summary import (  # noqa: E402
 )
 from harness.gunicorn_server import SERVICE_APP, GunicornServer  # noqa: E402
 from harness.redis_server import RedisServer  # noqa: E402
-from service.api.snapshots import events_payload, snapshot  # noqa: E402
+from service.hosting.snapshots import events_payload, snapshot  # noqa: E402
 from service.store import GameStore, key  # noqa: E402
 from service.store.keys import EVENTS, STATE  # noqa: E402
 

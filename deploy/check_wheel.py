@@ -15,7 +15,7 @@ import fnmatch
 import sys
 import zipfile
 
-EXTENSION = "service/engine/_solver_native*.so"
+EXTENSION = "service/engine/solver/_native*.so"
 
 
 def compiled_extensions(wheel: str) -> list[str]:

@@ -9,6 +9,8 @@ the checks both run on played games: a game replayed from its public events
 (:mod:`harness.replay_check`) and the lay-off search as it was before it was
 bounded (:mod:`harness.legacy_layoffs`).
 
-It sits at the repository's root: pytest finds it through the root ``conftest.py``
-and the scripts in ``bench/`` put the root on ``sys.path``.
+It sits at the repository's root, beside ``service`` and ``tests``: pytest puts the
+root on ``sys.path`` as the base directory of the ``tests`` package (``tests/__init__.py``,
+the default ``prepend`` import mode), and the scripts in ``bench/`` put it there
+themselves.
 """

@@ -2,7 +2,7 @@
 combination of lay-offs onto the table runs, times every rank for each all-wild
 table set, each solved.  Exponential in table runs x jokers, it is kept here
 only as the reference that the bounded search in
-:mod:`service.engine.solver_table` must match arrangement for arrangement on
+:mod:`service.engine.solver.table` must match arrangement for arrangement on
 small tables."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from service.engine import (
     extend_meld,
     solver,
 )
-from service.engine.solver_hand import solve_hand
-from service.engine.solver_plan import TableInfo, finish
+from service.engine.solver.hand import solve_hand
+from service.engine.solver.plan import TableInfo, finish
 
 
 def legacy_best_arrangement(

@@ -11,27 +11,23 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
 from service import logs
-from service.api import (
-    auth,
-    fairplay_routes,
-    game_routes,
-    limits,
-    lobby_routes,
-    metrics,
-    ops_routes,
-    problems,
-    rules_routes,
-    webhook_routes,
-)
+from service.api import auth, limits, metrics, ops_routes, problems, routes
 from service.api.context import Services
 from service.api.cors import Cors, CorsPolicy
 from service.api.fastlane import FastLane
 from service.api.middleware import Middleware
-from service.api.schemas import events, headers, moves, options, outputs
+from service.api.schemas import (
+    event_schemas,
+    headers,
+    move_schemas,
+    option_schemas,
+    outputs,
+)
 from service.api.schemas.fields import component_property
 from service.api.spec import finalize_spec
 from service.api.stream_caps import StreamCaps
 from service.config import Config
+from service.engine.solver import switch as solver_switch
 from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore, StoreUnavailable
 
@@ -88,10 +84,10 @@ def _register_components(api: Api) -> None:
     assert converter is not None  # made as the plugin joined the spec (Api's init_app)
     converter.add_attribute_function(component_property)
     headers.register_spec(api.spec)
-    moves.register_spec(api.spec)
-    events.register_spec(api.spec)
-    api.spec.components.schema("Options", schema=options.Options)
-    api.spec.components.schema("OptionsIn", schema=options.OptionsIn)
+    move_schemas.register_spec(api.spec)
+    event_schemas.register_spec(api.spec)
+    api.spec.components.schema("Options", schema=option_schemas.Options)
+    api.spec.components.schema("OptionsIn", schema=option_schemas.OptionsIn)
 
 
 def _check_durability(store: GameStore) -> None:
@@ -111,6 +107,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     """Build the app for ``config`` (default: from the environment)."""
     config = config or Config.from_env()
     logs.configure(config.log_level)
+    solver_switch.use_c(config.solver == "C")
     if config.redis_url is None:
         log.warning(
             "REDIS_URL is not set: games live in an embedded in-process store "
@@ -136,17 +133,13 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     app.extensions["t13_spec"] = api.spec
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
     _register_components(api)
-    api.register_blueprint(game_routes.blp)
-    api.register_blueprint(lobby_routes.blp)
-    api.register_blueprint(fairplay_routes.blp)
-    api.register_blueprint(rules_routes.blp)
-    api.register_blueprint(ops_routes.blp)
-    api.register_blueprint(webhook_routes.blp)
+    for blueprint in routes.BLUEPRINTS:  # the route table's, its views added already
+        api.register_blueprint(blueprint)
     app.register_blueprint(ops_routes.docs_blp)
     problems.register(app)
     metrics.install(app)
     if rate_limits is not None:
-        limits.install(app, rate_limits, auth.bearer_token)
+        limits.install(app, rate_limits, routes.counted(), auth.bearer_token)
     cors = None
     if config.cors_origins:  # what a page may send and read: what the routes and spec say
         spec = finalize_spec(api.spec.to_dict())
@@ -157,7 +150,8 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     # the interpreter's loop, calling an instance recurses in C, and the greenlet of
     # a client waiting under the layers saves that C stack (about 650 bytes a layer).
     if config.fast_lane:
-        app.wsgi_app = FastLane(app.wsgi_app, services).__call__  # type: ignore[method-assign]
+        lane = FastLane(app.wsgi_app, services, routes.fast_routes(app.url_map.converters))
+        app.wsgi_app = lane.__call__  # type: ignore[method-assign]
     app.wsgi_app = Middleware(  # type: ignore[method-assign]
         app.wsgi_app, cors, config.redis_timeout_seconds, config.max_body_bytes
     ).__call__

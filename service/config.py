@@ -209,6 +209,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "(same handlers, same answers).",
     ),
     EnvVar(
+        "SOLVER",
+        "c",
+        "The hand solver: `c` (its C extension, where the install built it; else the "
+        "Python) or `python` (the Python alone). The same answers either way.",
+    ),
+    EnvVar(
         "TRUSTED_PROXY_HOPS",
         "0",
         "Proxies in front of the service that append the client's address to "
@@ -394,6 +400,7 @@ class Config:
     lobby_listed_per_address: int = 2
     lobby_live_seconds: int = 60
     fast_lane: bool = True
+    solver: str = "C"
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
     webhook_allow_http: bool = False
@@ -504,6 +511,7 @@ class Config:
             ),
             lobby_live_seconds=env.integer("LOBBY_LIVE_SECONDS", minimum=1, maximum=86400),
             fast_lane=env.boolean("FAST_LANE"),
+            solver=env.choice("SOLVER", ("C", "PYTHON")),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),
             cors_origins=tuple(
                 origin.strip() for origin in env.raw("CORS_ORIGINS").split(",") if origin.strip()

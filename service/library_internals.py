@@ -19,12 +19,6 @@ from typing import Any
 
 PRIVATE_NAMES: tuple[tuple[str, str, str], ...] = (
     (
-        "redis._parsers",
-        "BaseParser.parse_error",
-        "the error-reply table (ERR, WRONGTYPE, NOSCRIPT... -> exception) for "
-        "store/link.py's own hiredis reader",
-    ),
-    (
         "redis.connection",
         "AbstractConnection._connect",
         "one socket attempt, which connect() retries; store/bounded.py bounds each",
@@ -45,14 +39,6 @@ PRIVATE_NAMES: tuple[tuple[str, str, str], ...] = (
 
 Also used, but an instance attribute (checked on a live connection by the test):
 redis-py's ``Connection._sock``, the socket, which no public API exposes."""
-
-
-def redis_reply_error() -> Callable[[str], Exception]:
-    """redis-py's mapping of an error reply to its exception (``ResponseError``,
-    ``NoScriptError``...), for a hiredis ``Reader(replyError=...)``."""
-    from redis._parsers import BaseParser
-
-    return BaseParser.parse_error
 
 
 def connection_socket(conn: Any) -> socket.socket | None:

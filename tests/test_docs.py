@@ -9,7 +9,7 @@ import pytest
 
 from service.api.problems import CODES
 from service.config import ENV_VARS
-from service.docs_tables import PAGES, ROOT, WHEN, render
+from tools.docs_tables import PAGES, ROOT, WHEN, render
 
 CONFIGURATION = (ROOT / "docs" / "CONFIGURATION.md").read_text()
 ERRORS = (ROOT / "docs" / "ERRORS.md").read_text()

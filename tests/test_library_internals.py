@@ -19,7 +19,6 @@ from service.library_internals import (
     PRIVATE_NAMES,
     ConnectHook,
     connection_socket,
-    redis_reply_error,
 )
 
 
@@ -41,14 +40,6 @@ def test_gunicorn_writes_its_error_pages_through_util_write_error() -> None:
         "gunicorn's Worker.handle_error no longer calls util.write_error: "
         "its error pages are not problem+json any more (service/serving.py)"
     )
-
-
-def test_redis_reply_error_maps_replies_to_redis_exceptions() -> None:
-    parse = redis_reply_error()
-    assert type(parse("NOSCRIPT No matching script.")) is redis.exceptions.NoScriptError
-    error = parse("WRONGTYPE Operation against a key holding the wrong kind of value")
-    assert isinstance(error, redis.ResponseError)
-    assert "WRONGTYPE" in str(error)
 
 
 class _Counted(ConnectHook, redis.Connection):

@@ -22,10 +22,10 @@ from typing import Any
 
 from flask import current_app, request
 
-from service.api.limits import RateLimits
+from service.api.limits import RateLimits, by_address
 from service.api.stream_caps import StreamCaps
 from service.config import Config
-from service.hosting.lobby import LobbyTimers
+from service.hosting.lobby_caps import Hold
 from service.logs import CURRENT_REQUEST
 from service.store import GameStore
 
@@ -103,9 +103,15 @@ def store() -> GameStore:
     return call().services.store
 
 
-def lobby_timers() -> LobbyTimers:
-    """The timers of a listed or quick-join table, as configured."""
-    config = call().services.config
-    return LobbyTimers(
-        config.lobby_turn_seconds, config.lobby_turn_max_seconds, config.lobby_autopilot_after
-    )
+def config() -> Config:
+    return call().services.config
+
+
+def address() -> str:
+    """The client's address, as the rate limits and the lobby caps name it."""
+    return by_address(call().environ)
+
+
+def lobby_hold() -> Hold:
+    """A hold of this request on its address's lobby caps."""
+    return Hold(store(), config(), address())

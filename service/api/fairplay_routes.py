@@ -10,19 +10,15 @@ from flask.views import MethodView
 
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
-from service.api.context import store
+from service.api.changes import ChangeOutcome, change, current
+from service.api.context import config, store
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
 from service.api.schemas.headers import headers, parameters
-from service.api.snapshots import snapshot
-from service.api.writes import ChangeOutcome, Write, change, create_game, current, optimistic_write
-from service.engine.records import Event
+from service.hosting import fair_play
 from service.hosting.record import GameRecord
-from service.hosting.refusals import GameNotFinishedError
-from service.hosting.replays import build_replay, rematch_record
 from service.hosting.seating import claim_reserved
 from service.hosting.timers import set_autopilot
-from service.store import GameExists
 
 blp = Blueprint(
     "fairplay", __name__, url_prefix="/v1/games", description="Autopilot, rematches, replays"
@@ -40,7 +36,6 @@ def _seat_change(game_id: str, level: str | None) -> Response:
     return change(game_id, operation)
 
 
-@blp.route("/<game_id:game_id>/autopilot")
 class Autopilot(MethodView):
     @blp.doc(
         operationId="startAutopilot",
@@ -75,7 +70,6 @@ class Autopilot(MethodView):
         return _seat_change(game_id, None)
 
 
-@blp.route("/<game_id:game_id>/rematch")
 class Rematch(MethodView):
     @blp.doc(
         operationId="rematch", security=[{"bearer": []}], parameters=parameters("Idempotency-Key")
@@ -124,34 +118,13 @@ class Rematch(MethodView):
 
 
 def _rematch_id(game_id: str) -> str:
-    """The rematch of a finished game, created by the first player to ask.
-
-    Its id is the finished game's own function (:func:`rematch_game_id`), so
-    players asking at once create the same game: the first creation stands, the
-    others find it there.  Then the finished game links it (once)."""
+    """The rematch of a finished game, made by the first player to ask
+    (:func:`service.hosting.fair_play.rematch`)."""
     _version, old = current(game_id)
     require_seat(old)
-    if old.rematch_id is not None:
-        return old.rematch_id
-    new = rematch_record(old)
-    created = Event("game_created", {"seats": len(new.seats), "rematch_of": old.id})
-    try:
-        create_game(new, [created])
-    except GameExists:
-        pass  # another player asked at the same time: theirs is this very game
-
-    def link(version: int, record: GameRecord) -> tuple[Write | None, None]:
-        if record.rematch_id is not None:
-            return None, None
-        record.rematch_id = new.id
-        linked = Event("rematch_created", {"game": new.id})
-        return Write([linked], snapshot(record, version + 1)), None
-
-    optimistic_write(game_id, link)
-    return new.id
+    return fair_play.rematch(store(), config(), old)
 
 
-@blp.route("/<game_id:game_id>/replay")
 class Replay(MethodView):
     @blp.doc(operationId="getReplay")
     @blp.response(200, outputs.ReplayOut)
@@ -165,18 +138,4 @@ class Replay(MethodView):
         `three-thirteen-verify` to check the deals were fixed at creation.
         """
         _version, record = current(game_id)
-        if record.status != "finished":  # before the log is read
-            raise GameNotFinishedError("the replay is published once the game is finished")
-        text = store().load_replay(game_id)
-        if text is None:  # built once: a finished game's replay never changes
-            text = orjson.dumps(build_replay(record, _all_events(game_id, len(record.seats))))
-            store().save_replay(game_id, text)
-        return json_response(orjson.Fragment(text))
-
-
-def _all_events(game_id: str, seats: int) -> list[dict[str, Any]]:
-    """The whole log: each seat sees the public events and its own private ones."""
-    merged: dict[int, bytes] = {}
-    for seat in range(seats):
-        merged.update(store().all_events(game_id, seat))
-    return [orjson.loads(merged[seq]) for seq in sorted(merged)]
+        return json_response(orjson.Fragment(fair_play.replay_text(store(), record)))

@@ -1,97 +1,69 @@
 """The events endpoint's handler: a page, a long poll, or a stream (see
 :mod:`service.api.streams` for the loop they share).
 
-Called by the Flask view (``api/game_routes.py``), which has parsed and checked
-the query and headers, and by the fast lane for plain requests, long polls and
-streams (:func:`plain_request`); the same answers either way.
+Its request is read once, the same way on either path: the query and the headers
+by :data:`EVENTS_QUERY` and :data:`EVENTS_HEADERS` with the blueprint's parser
+(the Flask view declares them with ``@blp.arguments``, which documents them; the
+fast lane's handler, :func:`fast`, parses with them), then :func:`events_request`
+negotiates the media and picks the cursor.  The same answers either way, errors
+included (``tests/api/test_events_parsing.py`` holds them to it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Response
+from flask import Request, Response
+from werkzeug.datastructures import MIMEAccept
 
 from service.api import handlers, streams
 from service.api.auth import NOT_SEATED, bearer_token, unauthorized
+from service.api.blueprint import Blueprint
 from service.api.context import call, services, store
 from service.api.responses import json_response
-from service.api.schemas.fields import EventId, QueryNumber
-from service.api.schemas.inputs import MAX_SEQ, MAX_WAIT_SECONDS, TICKET_PATTERN
+from service.api.schemas import inputs
 from service.hosting.tokens import hash_token
 from service.store import GameNotFound
-from service.store.history import Position, event_id, parse_event_id
+from service.store.history import Position, event_id
 
 TICKET_REFUSED = "this stream ticket is unknown, expired, or its seat changed hands"
 
-PLAIN_KEY = "t13.plain_follow"
-"""Where the fast lane keeps a plain request's ``(media, after, wait, ticket)`` in its environ."""
+EVENTS_QUERY = inputs.EventsQuery()
+EVENTS_HEADERS = inputs.EventsHeaders()
 
-_PLAIN_PARTS = {
-    "after": EventId.PATTERN,
-    "wait": QueryNumber.PATTERN,
-    "ticket": TICKET_PATTERN,
-}
-"""The query parameters of a plain request, each in the form its schema field reads."""
-
-_PLAIN_MEDIA = {"*/*": streams.JSON, **{media: media for media in streams.MEDIA_TYPES}}
-"""``Accept`` headers a plain request may send (absent: JSON), and what each is answered in."""
+Events = tuple[str, Position, float, str | None]
+"""``(media, after, wait, ticket)`` of a request for events."""
 
 
-def plain_request(environ: dict[str, Any]) -> tuple[str, Position, float, str | None] | None:
-    """``(media, after, wait, ticket)`` of a request for events whose query holds
-    nothing but valid ``after``, ``wait`` and ``ticket`` (each at most once),
-    whose ``Accept`` names exactly one of the media types (or is absent, or
-    ``*/*``) and whose ``Last-Event-ID``, if any, is valid (it wins over ``after``
-    for a stream); None for anything else (Flask answers it, with the same
-    answer for these).
-
-    >>> plain_request({"QUERY_STRING": "after=5&wait=2.5"})
-    ('application/json', Position(seq=5, tag=None), 2.5, None)
-    >>> plain_request({"QUERY_STRING": ""})[1], plain_request({"QUERY_STRING": "after=1&after=2"})
-    (Position(seq=0, tag=None), None)
-    >>> plain_request({"QUERY_STRING": "wait=31"}), plain_request({"HTTP_ACCEPT": "text/html"})
-    (None, None)
-    >>> plain_request({"QUERY_STRING": "after=5.5f0c1a2b3c4d5e6f"})[1]
-    Position(seq=5, tag='5f0c1a2b3c4d5e6f')
-    >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "7"})[1]
-    Position(seq=7, tag=None)
-    >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "7.00ff"})
-    >>> plain_request({"HTTP_ACCEPT": "text/event-stream",
-    ...                "HTTP_LAST_EVENT_ID": "7.5f0c1a2b3c4d5e6f"})[1]
-    Position(seq=7, tag='5f0c1a2b3c4d5e6f')
-    >>> plain_request({"HTTP_ACCEPT": "text/event-stream", "HTTP_LAST_EVENT_ID": "x"})
-    >>> plain_request({"HTTP_LAST_EVENT_ID": str(2**53 + 1)})  # Flask answers it: 422
-    """
-    media = _PLAIN_MEDIA.get(environ.get("HTTP_ACCEPT", "*/*"))
-    if media is None:
-        return None
-    found: dict[str, str] = {}
-    query = environ.get("QUERY_STRING", "")
-    for part in query.split("&") if query else ():
-        name, sep, value = part.partition("=")
-        pattern = _PLAIN_PARTS.get(name)
-        if not sep or pattern is None or name in found or not pattern.fullmatch(value):
-            return None
-        found[name] = value
-    after = parse_event_id(found.get("after", "0"))
-    wait = float(found.get("wait", "0"))
-    assert after is not None  # matched EventId.PATTERN
-    resume = environ.get("HTTP_LAST_EVENT_ID")
-    if resume is not None:  # checked whatever the media, as the Flask view checks it
-        position = parse_event_id(resume)
-        if position is None or position.seq > MAX_SEQ:
-            return None
-        if media != streams.JSON:
-            after = position
-    if after.seq > MAX_SEQ or wait > MAX_WAIT_SECONDS:
-        return None
-    return media, after, wait, found.get("ticket")
+def events_request(query: dict[str, Any], headers: dict[str, Any], accept: MIMEAccept) -> Events:
+    """The request for events whose query and headers were parsed by
+    :data:`EVENTS_QUERY` and :data:`EVENTS_HEADERS`, with its ``Accept``: the media
+    to answer in (406 when none fits) and the cursor (``Last-Event-ID`` wins over
+    ``after`` for a stream)."""
+    media = streams.negotiate(accept)
+    after = query["after"]
+    if media != streams.JSON:
+        after = headers.get("last_event_id", after)
+    return media, after, query["wait"], query.get("ticket")
 
 
-def plain_follow(game_id: str) -> Response:
-    """The fast lane's handler of a plain request for events (:func:`plain_request`)."""
-    return follow(game_id, *call().environ[PLAIN_KEY])
+def fast(game_id: str) -> Response:
+    """The fast lane's handler: the request parsed as the Flask view's decorators
+    parse it (:func:`parse`), then :func:`follow`."""
+    return follow(game_id, *parse(call().environ))
+
+
+def parse(environ: dict[str, Any]) -> Events:
+    """The request for events of ``environ``: its query, then its headers, as the
+    Flask view's decorators parse them (422 as they answer), then
+    :func:`events_request`.  Read through a shallow request that does not
+    populate ``environ`` (no reference cycle, nothing read of the body), gone
+    once parsed: a long poll does not keep it while it waits."""
+    request = Request(environ, populate_request=False, shallow=True)
+    parser = Blueprint.ARGUMENTS_PARSER
+    query = parser.parse(EVENTS_QUERY, request, location="query")
+    headers = parser.parse(EVENTS_HEADERS, request, location="headers")
+    return events_request(query, headers, request.accept_mimetypes)
 
 
 def follow(game_id: str, media: str, after: Position, wait: float, ticket: str | None) -> Response:

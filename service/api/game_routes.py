@@ -1,9 +1,12 @@
 """Games over HTTP: create, join, views, moves and events.
 
-Each handler loads the game, calls one operation of :mod:`service.hosting` (which
-calls the engine), saves, and dumps the answer.  The hot ones (the views and
-moves) are answered by :mod:`service.api.handlers`, which the fast lane calls
-too.  Errors are mapped to problem+json by :mod:`service.api.problems`.
+Each handler parses the request, calls :mod:`service.hosting` with the app's
+store and config (which loads, calls the engine and saves), and dumps the
+answer.  The hot ones (the views and moves) are answered by
+:mod:`service.api.handlers`, which the fast lane calls too.  Errors are mapped
+to problem+json by :mod:`service.api.problems`.  Their paths, rate limits and
+the fast lane's handlers are declared by the route table
+(:mod:`service.api.routes`).
 """
 
 from __future__ import annotations
@@ -14,27 +17,26 @@ from typing import Any
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import following, handlers, lobby_caps, lobby_index, metrics, streams
+from service.api import following, handlers, metrics, streams
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
-from service.api.context import lobby_timers, services, store
-from service.api.idempotency import Idempotency, idempotency, replay
+from service.api.changes import ChangeOutcome, change, current
+from service.api.context import address, config, lobby_hold, services, store
+from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
 from service.api.schemas.headers import headers, parameters
-from service.api.schemas.moves import MOVE_EXAMPLES
-from service.api.writes import ChangeOutcome, change, create_game, current
-from service.hosting import seating, webhooks
+from service.api.schemas.move_schemas import MOVE_EXAMPLES
+from service.hosting import game_creation, lobby_listing, seating
 from service.hosting.record import GameRecord
-from service.hosting.tokens import hash_token, keyed_game_id, new_game_id
-from service.store import GameExists, IdempotentReplay
+from service.hosting.tokens import hash_token
+from service.store import IdempotentReplay
 
 blp = Blueprint(
     "games", __name__, url_prefix="/v1/games", description="Create, join and play games"
 )
 
 
-@blp.route("")
 class Games(MethodView):
     @blp.doc(operationId="createGame", parameters=parameters("Idempotency-Key"))
     @blp.arguments(inputs.CreateGameIn(), example=inputs.CREATE_GAME_EXAMPLE)
@@ -64,102 +66,25 @@ class Games(MethodView):
         Round 1 is dealt as soon as every seat is taken.
         """
         idem = idempotency("create", secret=True)
-        game_id = None
         if idem is not None:  # a retry finds the game its key made, and the answer
-            game_id = keyed_game_id(idem.key_hash)
-            _found, earlier = store().load_with_idempotency(game_id, idem.key_hash)
+            earlier = game_creation.earlier_answer(store(), idem)
             if earlier is not None:
                 return replay(idem, *earlier)
-        turn_timeout = body.get("turn_timeout_seconds")
-        autopilot_after = body.get("autopilot_after_missed_turns")
-        if body["listed"]:  # strangers sit there: a timer, so that none can stall it
-            turn_timeout, autopilot_after = lobby_timers().of_table(turn_timeout, autopilot_after)
-        record, tokens, events = seating.create_record(
-            body["players"],
-            body.get("seats"),
-            body["ruleset"],
-            body["options"],
-            body.get("seed"),
-            services().config.allow_seeded_games,
-            turn_timeout,
-            autopilot_after,
-            game_id=game_id,
-            listed=body["listed"],
-        )
-        hook_token = None if "webhook" not in body else _add_webhook(record, body["webhook"])
-        hold = lobby_caps.Hold()
-        hold.take_new_game(record)  # 429 over the address's caps (a listed game)
         try:
-            try:
-                out, headers = _save_created(record, tokens, events, idem, hook_token)
-            except GameExists:
-                if idem is None:
-                    raise
-                # the key's record expired before the game it made: a new game, as for a new key
-                record.id = new_game_id()
-                hold.take_new_game(record)
-                out, headers = _save_created(record, tokens, events, idem, hook_token)
+            created = game_creation.create(
+                store(), config(), body, idem, address=address(), location=_game_url
+            )
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
-            hold.release()
             return replay(idem, first.fingerprint, first.response)
-        except BaseException:
-            hold.release()
-            raise
-        lobby_index.seats_changed(record)
         metrics.GAMES_CREATED.inc()
-        return json_response(out, 201, version=1, headers=headers)
+        return json_response(created.body, 201, version=1, headers=created.headers)
 
 
-def _add_webhook(record: GameRecord, asked: dict[str, Any]) -> str:
-    """Give ``record`` the webhook ``asked`` for (422 for a URL it may not call); the
-    token that reads its delivery log."""
-    config = services().config
-    webhooks.check_url(
-        asked["url"],
-        allow_http=config.webhook_allow_http,
-        allow_loopback=config.webhook_allow_loopback,
-    )
-    record.webhook, token = webhooks.new_webhook(asked["url"], asked.get("events", ()))
-    return token
+def _game_url(game_id: str) -> str:
+    return url_for("games.Game", game_id=game_id)
 
 
-def _save_created(
-    record: GameRecord,
-    tokens: dict[int, str],
-    events: list[Any],
-    idem: Idempotency | None,
-    hook_token: str | None = None,
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """Save a new game (with the answer to its request, for a keyed one); that
-    answer's body and headers (with the webhook's secret and token, once)."""
-    out = {
-        "id": record.id,
-        "version": 1,
-        "status": record.status,
-        "seeded": record.seeded,
-        "players": [
-            {"seat": s.seat, "name": s.name, "bot": s.bot}
-            | ({"token": tokens[s.seat]} if s.seat in tokens else {})
-            for s in record.seats
-            if not s.is_open
-        ],
-    }
-    if record.webhook is not None and hook_token is not None:
-        hook = record.webhook
-        out["webhook"] = {
-            "url": hook.url,
-            "events": list(hook.events),
-            "secret": hook.secret,
-            "token": hook_token,
-        }
-    headers = {"Location": url_for("games.Game", game_id=record.id)}
-    saved = None if idem is None else idem.record(201, out, 1, headers=headers)
-    create_game(record, events, saved)
-    return out, headers
-
-
-@blp.route("/<game_id:game_id>")
 class Game(MethodView):
     @blp.doc(operationId="getGame", parameters=parameters("If-None-Match"))
     @blp.response(200, views.GameView, headers=headers("ETag"))
@@ -174,7 +99,6 @@ class Game(MethodView):
         return handlers.public_view(game_id)
 
 
-@blp.route("/<game_id:game_id>/view")
 class PlayerViewResource(MethodView):
     @blp.doc(
         operationId="getPlayerView",
@@ -193,7 +117,6 @@ class PlayerViewResource(MethodView):
         return handlers.player_view(game_id)
 
 
-@blp.route("/<game_id:game_id>/players")
 class Players(MethodView):
     @blp.doc(operationId="joinGame", parameters=parameters("Idempotency-Key"))
     @blp.arguments(inputs.JoinIn(), example={"name": "cy"})
@@ -223,7 +146,7 @@ class Players(MethodView):
         its bearer token (shown only this once).
         """
 
-        hold = lobby_caps.Hold()
+        hold = lobby_hold()
 
         def join(version: int, record: GameRecord) -> ChangeOutcome:
             seat, token, events = seating.join(record, body["name"], body.get("seat"))
@@ -238,7 +161,11 @@ class Players(MethodView):
                 }
                 return 201, out
 
-            return ChangeOutcome(events, build, committed=lambda: lobby_index.seats_changed(record))
+            return ChangeOutcome(
+                events,
+                build,
+                committed=lambda: lobby_listing.seats_changed(store(), config(), record),
+            )
 
         try:
             return change(game_id, join)
@@ -264,7 +191,6 @@ MOVE_BODY = {
 }
 
 
-@blp.route("/<game_id:game_id>/moves")
 class Moves(MethodView):
     @blp.doc(requestBody=MOVE_BODY)
     @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
@@ -324,11 +250,10 @@ EVENTS_200 = {
 }
 
 
-@blp.route("/<game_id:game_id>/events")
 class Events(MethodView):
     @blp.doc(operationId="listEvents")
-    @blp.arguments(inputs.EventsQuery(), location="query")
-    @blp.arguments(inputs.EventsHeaders(), location="headers")
+    @blp.arguments(following.EVENTS_QUERY, location="query")
+    @blp.arguments(following.EVENTS_HEADERS, location="headers")
     @blp.response(200, outputs.EventsOut)
     @blp.doc(responses={"200": EVENTS_200})
     @document_errors(
@@ -353,14 +278,10 @@ class Events(MethodView):
         address, and a seat, may hold only so many streams and waiting long
         polls open at once: beyond, 429 `TOO_MANY_STREAMS` with `Retry-After`.
         """
-        media = streams.negotiate(request.accept_mimetypes)
-        after = query["after"]
-        if media != streams.JSON:
-            after = headers.get("last_event_id", after)
-        return following.follow(game_id, media, after, query["wait"], query.get("ticket"))
+        asked = following.events_request(query, headers, request.accept_mimetypes)
+        return following.follow(game_id, *asked)
 
 
-@blp.route("/<game_id:game_id>/stream-tickets")
 class StreamTickets(MethodView):
     @blp.doc(operationId="createStreamTicket", security=[{"bearer": []}])
     @blp.response(201, outputs.StreamTicketOut)

@@ -16,12 +16,12 @@ from flask import Response
 
 from service.api import metrics, presence
 from service.api.auth import bearer_token, require_seat, require_token
+from service.api.changes import ChangeOutcome, change, current, public_events
 from service.api.conditional import not_modified
 from service.api.context import call, store
 from service.api.media import require_json
 from service.api.responses import json_response
-from service.api.schemas.moves import load_move
-from service.api.writes import ChangeOutcome, change, current, public_events
+from service.api.schemas.move_schemas import load_move
 from service.engine.moves import Move
 from service.hosting.document import seat_part_for, with_results, with_seat_part
 from service.hosting.game_views import view
@@ -131,8 +131,6 @@ def _player_view_from_document(game_id: str) -> Response:
 def make_move(game_id: str) -> Response:
     """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
     this_call = call()
-    if this_call.services.limits is not None:  # rate limits on: every attempt counts
-        this_call.services.limits.count_move(bearer_token(this_call), this_call.environ)
     require_token()
     move = _move(this_call.body(), this_call.environ.get("CONTENT_TYPE"))
 
@@ -155,7 +153,7 @@ MOVE_MEMO_MAX_BODY = 200  # bytes; a move is far shorter unless it lists melds
 
 
 def _move(body: bytes, content_type: str | None) -> Move:
-    """The move of a request's body (:func:`~service.api.schemas.moves.load_move`;
+    """The move of a request's body (:func:`~service.api.schemas.move_schemas.load_move`;
     415 when the body is not declared as JSON).
 
     Clients send the same few bodies over and over (``{"type":"draw",...}``, a

@@ -1,28 +1,21 @@
-"""``Idempotency-Key``: the one way every write is made safe to retry.
+"""``Idempotency-Key``: the header that makes every write safe to retry.
 
-A keyed write -- a create, a join, a move, an autopilot or rematch request --
-saves its answer in the same atomic store write that makes its change (the game's
-idempotency records, see :mod:`service.store.game_store`), tokens masked
-(:mod:`service.api.token_masking`).  A retry with the same key finds that answer
-when it reads the game, or when its own write is refused for it, and is answered
-it again (:func:`replay`); a key used with another request is answered 422.
+What a key does -- the answer saved with the change and replayed to a retry --
+is :mod:`service.hosting.saved_answers`; here the header is read and checked,
+and a replay answered.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass
-from typing import Any
 
-import orjson
 from flask import Response
 
 from service.api.auth import bearer_token
 from service.api.context import call
 from service.api.problems import ApiError
 from service.api.responses import json_response
-from service.api.token_masking import mask_tokens, unmask_tokens
+from service.hosting.saved_answers import Idempotency, replayed
 from service.hosting.tokens import hash_token
 
 IDEMPOTENCY_KEY_MAX = 255
@@ -32,26 +25,6 @@ SECRET_KEY_MIN_BITS = 128
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
-
-
-@dataclass(frozen=True, slots=True)
-class Idempotency:
-    """An ``Idempotency-Key`` of a request: the hash naming its record, the
-    request's fingerprint, and a secret that masks tokens in the saved answer
-    (derived from the key itself, which is never stored, so tokens saved for a
-    replay are unreadable without the key)."""
-
-    key_hash: str
-    fingerprint: bytes
-    mask_secret: bytes
-
-    def record(
-        self, status: int, body: Any, version: int, **extra: Any
-    ) -> tuple[str, bytes, bytes]:
-        """The record a write saves with its change: ``(key hash, fingerprint,
-        answer)``, the answer's tokens masked."""
-        saved = {"status": status, "body": mask_tokens(body, self.mask_secret), "version": version}
-        return self.key_hash, self.fingerprint, orjson.dumps({**saved, **extra})
 
 
 def key_bits(key: str) -> int:
@@ -96,12 +69,8 @@ def idempotency(scope: str, *, secret: bool = False) -> Idempotency | None:
             "without a bearer token, Idempotency-Key must be random: a UUID, at least 32 hex "
             "digits or at least 22 base64url characters",
         )
-    key_hash = hashlib.sha256(f"{scope}\0{key}".encode()).hexdigest()
-    fingerprint = hashlib.sha256(
-        current.method.encode() + b"\0" + current.path.encode() + b"\0" + current.body()
-    ).digest()
-    mask_secret = hashlib.sha256(f"mask\0{scope}\0{key}".encode()).digest()
-    return Idempotency(key_hash, fingerprint, mask_secret)
+    request = current.method.encode() + b"\0" + current.path.encode() + b"\0" + current.body()
+    return Idempotency.of(scope, key, request)
 
 
 def game_idempotency(game_id: str) -> Idempotency | None:
@@ -116,16 +85,11 @@ def game_idempotency(game_id: str) -> Idempotency | None:
 
 
 def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Response:
-    """Answer again what was answered first, or 422 if the key was used otherwise."""
-    if fingerprint != idem.fingerprint:
-        raise ApiError(
-            "IDEMPOTENCY_KEY_REUSED",
-            "this Idempotency-Key was used with a different request",
-        )
-    saved = orjson.loads(raw)
+    """Answer again what was answered first (422 if the key was used otherwise)."""
+    saved = replayed(idem, fingerprint, raw)
     return json_response(
-        unmask_tokens(saved["body"], idem.mask_secret),
-        saved["status"],
-        version=saved.get("version"),
-        headers={**(saved.get("headers") or {}), "Idempotent-Replayed": "true"},
+        saved.body,
+        saved.status,
+        version=saved.version,
+        headers={**saved.headers, "Idempotent-Replayed": "true"},
     )

@@ -1,24 +1,17 @@
 """Per-client rate limits, answered as 429 problem+json with Retry-After.
 
-* ``POST /v1/games`` (create), ``POST /v1/games/{id}/players`` (join; leaving
-  and renaming count as joins), ``GET /v1/games`` (the lobby's listing),
-  ``POST /v1/lobby/quick-join`` and ``POST /v1/hands/evaluate`` (a hand's
-  arrangement, CPU bound), ``GET /v1/games/{id}/replay``: per client IP
-  (``REMOTE_ADDR``: behind proxies, the client's address taken from
-  ``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS``, see :func:`service.app.create_app`);
-* ``POST /v1/games/{id}/moves``, ``POST``/``DELETE /v1/games/{id}/autopilot`` and
-  ``POST /v1/games/{id}/resign`` (seat changes), ``POST /v1/games/{id}/stream-tickets``:
-  per bearer token, keyed by a hash of the token (the raw token never reaches the
-  limiter's storage); requests without a token by IP;
-* failed authentication (every 401, on any endpoint): per client IP
-  (``RATE_LIMIT_AUTH_FAILURES``), so bogus tokens, each with a move budget of its own,
-  cannot buy an address unlimited work: over the limit the 401 becomes a 429.
-
-Every limit is counted the same way: by :class:`RateLimiter`, the ``limits``
-library's fixed window.  The endpoints' limits are counted before their view
-runs (:func:`install`'s hook: a refused request is not even parsed); failed
-authentications where the 401 is decided (:func:`service.api.auth.unauthorized`),
-moves by their handler (:func:`service.api.handlers.make_move`).
+Which endpoint counts against which limit (:class:`Rate`), and per what
+(:class:`Per`: the client's address, or the hash of its bearer token, so the raw
+token never reaches the limiter's storage), is declared by the route table
+(:mod:`service.api.routes`) and counted before the endpoint's handler runs, on
+either path (Flask's, the fast lane's): a refused request is not even parsed.
+Addresses are ``REMOTE_ADDR``: behind proxies, the client's taken from
+``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS`` (see :func:`service.app.create_app`).
+Failed authentications (every 401, on any endpoint) are counted per address where
+the 401 is decided (:func:`service.api.auth.unauthorized`), so bogus tokens, each
+with a move budget of its own, cannot buy an address unlimited work: over
+``RATE_LIMIT_AUTH_FAILURES`` the 401 becomes a 429.  Every limit is counted the
+same way: by :class:`RateLimiter`, the ``limits`` library's fixed window.
 
 Counters live in the service's Redis (``REDIS_URL``; the primary the Sentinels
 name, followed through failovers, with ``REDIS_SENTINELS``), so every worker and
@@ -33,8 +26,9 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from flask import Flask, request
@@ -140,52 +134,84 @@ def by_token(token: str | None, environ: dict[str, Any]) -> str:
     return "tok:" + hash_token(token)[:32]
 
 
+class Rate(Enum):
+    """Each rate limit: the name of its counters, its setting (a :class:`Config`
+    field) and, when given, its label in a 429's detail.  Which requests each
+    counts, and per what, is declared by the route table (:mod:`service.api.routes`);
+    failed authentications are counted where the 401 is decided."""
+
+    CREATE = ("create", "rate_limit_create", None)
+    JOIN = ("join", "rate_limit_join", None)
+    EVALUATE = ("evaluate", "rate_limit_evaluate", None)
+    LIST = ("list", "rate_limit_list", None)
+    QUICK_JOIN = ("quick-join", "rate_limit_quick_join", None)
+    MOVES = ("moves", "rate_limit_moves", "moves")
+    AUTH_FAILURES = ("failed authentications", "rate_limit_auth_failures", "failed authentications")
+    SEAT_CHANGES = ("seat-changes", "rate_limit_seat_changes", "seat changes")
+    STREAM_TICKETS = ("stream-tickets", "rate_limit_stream_tickets", "stream tickets")
+    REPLAY = ("replay", "rate_limit_replay", None)
+
+    @property
+    def setting(self) -> str:
+        """The :class:`Config` field of its rates (``rate_limit_moves``)."""
+        return str(self.value[1])
+
+    @property
+    def label(self) -> str | None:
+        """How a 429's detail names it, if it does (else it gives the rate alone)."""
+        label = self.value[2]
+        return None if label is None else str(label)
+
+    def limit(self, config: Config) -> Limit:
+        return Limit.parse(self.value[0], getattr(config, self.setting), self.label)
+
+
+class Per(Enum):
+    """Whom a limit counts a request against."""
+
+    ADDRESS = "address"
+    """The client's address (:func:`by_address`)."""
+    TOKEN = "token"
+    """The hash of the request's bearer token, its address without one (:func:`by_token`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limited:
+    """An endpoint's rate limit, counted per ``per`` (the route table's entries)."""
+
+    rate: Rate
+    per: Per = Per.ADDRESS
+
+
 @dataclass(frozen=True, slots=True)
 class RateLimits:
     """The service's limits (:meth:`from_config`) and the limiter counting them."""
 
     limiter: RateLimiter
-    create: Limit
-    join: Limit
-    evaluate: Limit
-    listing: Limit
-    quick_join: Limit
-    moves: Limit
-    auth_failures: Limit
-    seat_changes: Limit
-    stream_tickets: Limit
-    replay: Limit
+    limits: dict[Rate, Limit]
 
     @classmethod
     def from_config(cls, config: Config) -> RateLimits | None:
         """The limits of ``config``; None when ``RATE_LIMITS`` is off."""
         if not config.rate_limits_enabled:
             return None
+        limiter = RateLimiter(storage_uri(config), **_storage_options(config))
+        if config.redis_sentinels:
+            sentinel.follow_limiter(limiter.main.storage)
         return cls(
-            RateLimiter(storage_uri(config), **_storage_options(config)),
-            Limit.parse("create", config.rate_limit_create),
-            Limit.parse("join", config.rate_limit_join),
-            Limit.parse("evaluate", config.rate_limit_evaluate),
-            Limit.parse("list", config.rate_limit_list),
-            Limit.parse("quick-join", config.rate_limit_quick_join),
-            Limit.parse("moves", config.rate_limit_moves, "moves"),
-            Limit.parse(
-                "failed authentications",
-                config.rate_limit_auth_failures,
-                "failed authentications",
-            ),
-            Limit.parse("seat-changes", config.rate_limit_seat_changes, "seat changes"),
-            Limit.parse("stream-tickets", config.rate_limit_stream_tickets, "stream tickets"),
-            Limit.parse("replay", config.rate_limit_replay),
+            limiter,
+            {rate: rate.limit(config) for rate in Rate},
         )
 
-    def count_move(self, token: str | None, environ: dict[str, Any]) -> None:
-        """Count a move against its client (its token); 429 over the limit."""
-        self.limiter.check(self.moves, by_token(token, environ))
+    def count(self, rate: Rate, per: Per, token: str | None, environ: dict[str, Any]) -> None:
+        """Count a request against its client (its address, or its ``token``
+        for :attr:`Per.TOKEN`); 429 over the limit."""
+        client = by_token(token, environ) if per is Per.TOKEN else by_address(environ)
+        self.limiter.check(self.limits[rate], client)
 
     def count_auth_failure(self, environ: dict[str, Any]) -> None:
         """Count a failed authentication against the request's address; 429 over it."""
-        self.limiter.check(self.auth_failures, by_address(environ))
+        self.limiter.check(self.limits[Rate.AUTH_FAILURES], by_address(environ))
 
 
 def _storage_options(config: Config) -> dict[str, Any]:
@@ -215,37 +241,22 @@ def storage_uri(config: Config) -> str:
     return url
 
 
-def install(app: Flask, limits: RateLimits, bearer_token: Callable[[], str | None]) -> None:
-    """Count the limited endpoints' requests before their views run.
+def install(
+    app: Flask,
+    limits: RateLimits,
+    counted: Mapping[tuple[str, str], Limited],
+    bearer_token: Callable[[], str | None],
+) -> None:
+    """Count the limited endpoints' requests before their views run: ``counted``
+    maps ``(endpoint, method)`` to its limit (a ``rate`` and whom it is counted
+    ``per``: :func:`service.api.routes.counted`).
 
     Only these requests consult the storage (a dead storage would otherwise
-    hold up any request, /readyz included).  Each is counted per client address,
-    or per bearer token (:func:`by_token`; ``bearer_token()`` is the request's)
-    for the seat's own actions."""
-    per_address = {
-        ("games.Games", "POST"): limits.create,
-        ("games.Players", "POST"): limits.join,
-        ("rules.Evaluate", "POST"): limits.evaluate,
-        ("lobby.Listing", "GET"): limits.listing,
-        ("lobby.QuickJoin", "POST"): limits.quick_join,
-        ("lobby.OwnSeat", "PATCH"): limits.join,
-        ("lobby.OwnSeat", "DELETE"): limits.join,
-        ("fairplay.Replay", "GET"): limits.replay,
-    }
-    per_token = {
-        ("fairplay.Autopilot", "POST"): limits.seat_changes,
-        ("fairplay.Autopilot", "DELETE"): limits.seat_changes,
-        ("lobby.Resign", "POST"): limits.seat_changes,
-        ("games.StreamTickets", "POST"): limits.stream_tickets,
-    }
+    hold up any request, /readyz included)."""
 
     @app.before_request
     def _count() -> None:
-        endpoint = (request.endpoint or "", request.method)
-        limit = per_address.get(endpoint)
-        if limit is not None:
-            limits.limiter.check(limit, by_address(request.environ))
-            return
-        limit = per_token.get(endpoint)
-        if limit is not None:
-            limits.limiter.check(limit, by_token(bearer_token(), request.environ))
+        limited = counted.get((request.endpoint or "", request.method))
+        if limited is not None:
+            token = bearer_token() if limited.per is Per.TOKEN else None
+            limits.count(limited.rate, limited.per, token, request.environ)

@@ -11,17 +11,17 @@ from flask import Response, request, url_for
 from flask.views import MethodView
 from marshmallow import RAISE
 
-from service.api import lobby_caps, lobby_index, matchmaking
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
+from service.api.changes import ChangeOutcome, change
+from service.api.context import address, config, store
 from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
-from service.api.schemas import lobby as schemas
+from service.api.schemas import lobby_schemas as schemas
 from service.api.schemas import views
 from service.api.schemas.headers import headers, parameters
-from service.api.writes import ChangeOutcome, change
-from service.engine.records import Event
-from service.hosting import lobby
+from service.engine.game_events import Event
+from service.hosting import lobby_caps, lobby_listing, lobby_operations, matchmaking
 from service.hosting.record import GameRecord
 from service.store import IdempotentReplay
 
@@ -30,7 +30,6 @@ blp = Blueprint(
 )
 
 
-@blp.route("/games")
 class Listing(MethodView):
     @blp.doc(operationId="listGames")
     @blp.arguments(schemas.ListingQuery(), location="query", unknown=RAISE)
@@ -53,7 +52,9 @@ class Listing(MethodView):
         games created, or become live, after the first page. Unlisted games
         never appear here.
         """
-        games, cursor = lobby_index.listing(
+        games, cursor = lobby_listing.listing(
+            store(),
+            config(),
             query["status"],
             query.get("cursor"),
             query["limit"],
@@ -68,7 +69,6 @@ class Listing(MethodView):
         return json_response({"games": games, "next": cursor}, headers=headers)
 
 
-@blp.route("/lobby/quick-join")
 class QuickJoin(MethodView):
     @blp.doc(operationId="quickJoin", parameters=parameters("Idempotency-Key"))
     @blp.arguments(schemas.QuickJoinIn(), example={"name": "ann", "ruleset": "classic", "seats": 4})
@@ -107,12 +107,18 @@ class QuickJoin(MethodView):
         """
         idem = idempotency("quick-join", secret=True)
         try:
-            out = matchmaking.quick_join(body, idem)
+            out = matchmaking.quick_join(
+                store(), config(), body, idem, address=address(), location=_game_url
+            )
         except IdempotentReplay as earlier:
             assert idem is not None
             return replay(idem, earlier.fingerprint, earlier.response)
         location = url_for("games.Game", game_id=out["id"])
         return json_response(out, 201, version=out["version"], headers={"Location": location})
+
+
+def _game_url(game_id: str) -> str:
+    return url_for("games.Game", game_id=game_id)
 
 
 def _own_seat(
@@ -139,16 +145,15 @@ def _own_seat(
             return 200, out
 
         def committed() -> None:
-            lobby_index.seats_changed(record)
+            lobby_listing.seats_changed(store(), config(), record)
             if gone:
-                lobby_caps.let_go(record, member)
+                lobby_caps.let_go(store(), config(), address(), record, member)
 
         return ChangeOutcome(events, build, committed=committed)
 
     return change(game_id, operation)
 
 
-@blp.route("/games/<game_id:game_id>/seat")
 class OwnSeat(MethodView):
     @blp.doc(
         operationId="renameSeat",
@@ -169,7 +174,9 @@ class OwnSeat(MethodView):
 
         Changes your display name, until the game starts.
         """
-        return _own_seat(game_id, lambda record, seat: lobby.rename(record, seat, body["name"]))
+        return _own_seat(
+            game_id, lambda record, seat: lobby_operations.rename(record, seat, body["name"])
+        )
 
     @blp.doc(
         operationId="leaveGame",
@@ -189,10 +196,9 @@ class OwnSeat(MethodView):
         Your seat reopens and your token is void. When the last human leaves,
         the game is cancelled (status `cancelled`) and leaves the lobby.
         """
-        return _own_seat(game_id, lobby.leave, gone=True)
+        return _own_seat(game_id, lobby_operations.leave, gone=True)
 
 
-@blp.route("/games/<game_id:game_id>/resign")
 class Resign(MethodView):
     @blp.doc(
         operationId="resign", security=[{"bearer": []}], parameters=parameters("Idempotency-Key")
@@ -216,9 +222,11 @@ class Resign(MethodView):
         def operation(version: int, record: GameRecord) -> ChangeOutcome:
             seat = require_seat(record)
             member = lobby_caps.seat_member(record, seat)
-            events = lobby.resign(record, seat)
+            events = lobby_operations.resign(record, seat)
             return ChangeOutcome(
-                events, seat=seat, committed=lambda: lobby_caps.let_go(record, member)
+                events,
+                seat=seat,
+                committed=lambda: lobby_caps.let_go(store(), config(), address(), record, member),
             )
 
         return change(game_id, operation)

@@ -38,7 +38,6 @@ DOCS_PAGE = """<!doctype html>
 """
 
 
-@blp.route("/healthz")
 @blp.doc(operationId="healthz")
 @blp.response(200, StatusOut)
 def healthz() -> Response:
@@ -49,7 +48,6 @@ def healthz() -> Response:
     return json_response({"status": "ok"})
 
 
-@blp.route("/readyz")
 @blp.doc(operationId="readyz")
 @blp.response(200, StatusOut)
 @document_errors(blp, {503: "Redis unreachable"})
@@ -74,7 +72,6 @@ def readyz() -> Response:
     )
 
 
-@blp.route("/metrics")
 @blp.doc(
     operationId="metrics",
     responses={

@@ -1,5 +1,5 @@
 """Signs of life of a listed table's seated players, for the lobby to put live
-tables first (:func:`service.api.lobby_index.listing`, quick-join's seek).
+tables first (:func:`service.hosting.lobby_listing.listing`, quick-join's seek).
 
 A sign of life is a request made with a seat's token in a listed game still
 waiting for players: the seat's view, its events (a long poll, a stream: at
@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from service.api.context import Services
-from service.hosting.lobby import public_table, record_table
+from service.hosting.lobby_operations import public_table, record_table
 from service.hosting.record import GameRecord
 from service.store import StoreUnavailable
 

@@ -176,7 +176,18 @@ def _field_errors(exc: engine.EngineError) -> dict[str, Any]:
 
 def engine_problem(exc: engine.EngineError) -> Response:
     """Map an engine or lobby error to its answer."""
-    if isinstance(exc, engine.StateConflictError | HostingError):
+    if isinstance(exc, HostingError):
+        code = exc.code if exc.code in CODES else "CONFLICT"
+        headers = None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+        return problem(
+            code,
+            exc.message,
+            status=CODES[code][0],
+            headers=headers,
+            **_field_errors(exc),
+            **exc.extra(),
+        )
+    if isinstance(exc, engine.StateConflictError):
         code = exc.code if exc.code in CODES else "CONFLICT"
         return problem(code, exc.message, status=CODES[code][0], **_field_errors(exc))
     if isinstance(exc, engine.MalformedError):

@@ -17,7 +17,6 @@ from service.engine.options import OPTION_SPECS, PRESET_DESCRIPTIONS, PRESETS, O
 blp = Blueprint("rules", __name__, url_prefix="/v1", description="Rules and hand evaluation")
 
 
-@blp.route("/hands/evaluate")
 class Evaluate(MethodView):
     @blp.arguments(
         inputs.EvaluateIn(), example={"cards": ["7H", "8H", "9H", "3S", "KD"], "wild_rank": "3"}
@@ -45,7 +44,6 @@ class Evaluate(MethodView):
         return json_response(out)
 
 
-@blp.route("/rulesets")
 class Rulesets(MethodView):
     @blp.doc(operationId="listRulesets")
     @blp.response(200, outputs.RulesetsOut)

@@ -69,7 +69,7 @@ class StreamCaps:
     ) -> Lease:
         """The lease of a stream (``wait`` None) or of a long poll about to wait
         ``wait`` seconds, from the client of ``environ`` on ``seat`` of ``game_id``
-        (None: a spectator).  Raises :class:`~service.store.errors.TooManyStreams`
+        (None: a spectator).  Raises :class:`~service.store.store_errors.TooManyStreams`
         over a cap."""
         holders: list[Holder] = []
         if self.per_address:

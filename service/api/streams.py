@@ -21,9 +21,9 @@ from flask import Response
 from werkzeug.datastructures import MIMEAccept
 
 from service.api import handlers, metrics, presence
+from service.api.changes import current
 from service.api.context import CURRENT_CALL, call
 from service.api.problems import ApiError
-from service.api.writes import current
 from service.logs import CURRENT_REQUEST
 from service.store import GameNotFound, StoreUnavailable
 from service.store.budget import close_budget, extend, open_budget
@@ -144,7 +144,7 @@ class Follower:
         """Count this follower among its client's open streams -- its address's and
         its seat's (:mod:`service.api.stream_caps`) -- as a stream (``wait`` None:
         until it is closed) or as a long poll about to wait ``wait`` seconds.
-        Raises :class:`~service.store.errors.TooManyStreams` (429) over a cap."""
+        Raises :class:`~service.store.store_errors.TooManyStreams` (429) over a cap."""
         caps = self._call.services.stream_caps
         if caps is not None and self._lease is None:
             self._lease = caps.take(

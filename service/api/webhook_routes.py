@@ -13,11 +13,11 @@ from flask.views import MethodView
 
 from service.api.auth import require_token, unauthorized
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
+from service.api.changes import current
 from service.api.context import store
 from service.api.problems import ApiError
 from service.api.responses import json_response
-from service.api.schemas.webhooks import WebhookLogOut
-from service.api.writes import current
+from service.api.schemas.webhook_schemas import WebhookLogOut
 from service.hosting.tokens import hash_token
 from service.store.outbox import read_log
 
@@ -26,7 +26,6 @@ blp = Blueprint(
 )
 
 
-@blp.route("/<game_id:game_id>/webhook")
 class WebhookLog(MethodView):
     @blp.doc(operationId="getWebhookLog", security=[{"bearer": []}])
     @blp.response(200, WebhookLogOut)

@@ -29,9 +29,9 @@ from typing import Any
 
 from service import bots
 from service.bots.turn_rng import turn_rng
+from service.engine.game_events import Event
 from service.engine.moves import Move
 from service.engine.options import Options, preset
-from service.engine.records import Event
 from service.engine.rules import Game
 from service.engine.shuffle import Shuffler, seed_from_client
 from service.engine.state import State

@@ -2,7 +2,8 @@
 transitions, the hand solver, views and the stored form of a state.  No
 Flask, no Redis: plain Python (the hand solver's search also in C, where built).
 
-Other layers import what they use from here::
+Its public names are gathered here for scripts and notebooks (the other
+layers import each name from the module that defines it)::
 
     from service.engine import Game, Move, Options, State, legal_moves
 
@@ -12,7 +13,7 @@ Other layers import what they use from here::
 :class:`State` is mutable, like python-chess's ``Board``; a move it refuses
 raises an :class:`EngineError` (:mod:`service.engine.errors`) and changes
 nothing.  The modules behind these names hold one idea each; the
-``solver_*`` ones are the solver's inner parts.
+``solver`` subpackage holds the hand solver, its face ``service.engine.solver``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from service.engine.errors import (
     StockUnavailableError,
     WrongPhaseError,
 )
+from service.engine.game_events import Event, HandResult, ResultLog, RoundResult
 from service.engine.melds import Arrangement, LayOff, Meld, MeldKind, classify_meld, extend_meld
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
 from service.engine.options import (
@@ -58,7 +60,6 @@ from service.engine.options import (
     RoundOrder,
     preset,
 )
-from service.engine.records import Event, HandResult, ResultLog, RoundResult
 from service.engine.rounds import Phase, Round
 from service.engine.rules import (
     MAX_PLAYERS,

@@ -7,7 +7,7 @@ its owner, the game record, stores itself: the players and options (its
 :class:`~service.engine.rules.Game`), the seed, and the results of finished
 rounds, stored apart as their JSON text (they change once a round, the rest on
 every move; loading a game does not build their many small objects until they
-are read, see :class:`~service.engine.records.ResultLog`).
+are read, see :class:`~service.engine.game_events.ResultLog`).
 
 >>> from service.engine.rules import Game
 >>> from service.engine.state import State
@@ -24,8 +24,8 @@ from typing import Any
 
 from service.engine.cards import CARD_CHARS, cards_from_chars, chars_of
 from service.engine.errors import StateFormatError
+from service.engine.game_events import HandResult, ResultLog, meld_from_dict
 from service.engine.options import Options
-from service.engine.records import HandResult, ResultLog, meld_from_dict
 from service.engine.rounds import Phase, Round
 from service.engine.rules import Game
 from service.engine.state import State

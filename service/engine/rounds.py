@@ -7,8 +7,8 @@ import enum
 from dataclasses import dataclass, field
 
 from service.engine.cards import Card, build_shoe
+from service.engine.game_events import Event, HandResult
 from service.engine.melds import Meld
-from service.engine.records import Event, HandResult
 from service.engine.rules import Game
 from service.engine.shuffle import Shuffler
 

@@ -3,7 +3,7 @@
 :class:`State` is mutable, like python-chess's ``Board``: :meth:`State.apply`
 checks a move against the rules and either raises a typed
 :class:`~service.engine.errors.IllegalMoveError` leaving the state untouched,
-or changes the state and returns the :class:`~service.engine.records.Event`
+or changes the state and returns the :class:`~service.engine.game_events.Event`
 list describing what happened.  :func:`legal_moves` is the one source of truth
 for what is allowed; ``apply`` accepts exactly those moves (plus, under
 ``false_go_out_penalty``, invalid go-out claims, which it penalizes).
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 from service.engine import errors
 from service.engine.cards import Card
+from service.engine.game_events import Event, HandResult, ResultLog, RoundResult
 from service.engine.melds import LayOff, Meld, classify_meld, extend_meld
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.records import Event, HandResult, ResultLog, RoundResult
 from service.engine.rounds import Phase, Round, deal_round
 from service.engine.rules import Game, RoundSpec, points_table
 from service.engine.shuffle import Shuffler

@@ -1,5 +1,5 @@
 """Which hosts and addresses a webhook may reach: the judgement shared by the check at
-creation (:func:`service.hosting.webhooks.check_url`) and the one at each delivery
+creation (:func:`service.hosting.game_webhooks.check_url`) and the one at each delivery
 (:mod:`service.webhooks.guard`), so creation refuses everything delivery would.
 
 A URL's host is read as the resolver will read it (:func:`host_address`): IDNA with

@@ -16,7 +16,7 @@ from typing import Any
 from service import bots
 from service.bots.turn_rng import turn_rng
 from service.engine.errors import InvalidOptionError
-from service.engine.records import Event
+from service.engine.game_events import Event
 from service.engine.shuffle import Shuffler
 from service.engine.state import State
 from service.engine.view import observe

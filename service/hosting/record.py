@@ -28,9 +28,9 @@ from service.engine.codec import (
     state_to_compact,
 )
 from service.engine.errors import GameNotInProgressError, StateFormatError
+from service.engine.game_events import Event
 from service.engine.moves import Move
 from service.engine.options import Options
-from service.engine.records import Event
 from service.engine.rules import Game
 from service.engine.state import State
 from service.engine.view import (
@@ -41,9 +41,9 @@ from service.engine.view import (
 )
 from service.hosting.bot_turns import History, play_bots
 from service.hosting.document import DOC_FORMAT, check_format
+from service.hosting.game_webhooks import Webhook
 from service.hosting.refusals import GameCancelledError, ResignedError
 from service.hosting.tokens import hash_token
-from service.hosting.webhooks import Webhook
 
 
 @dataclass(slots=True)

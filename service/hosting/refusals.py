@@ -1,5 +1,6 @@
 """The requests the hosting layer refuses: the API answers them as it answers the
-engine's errors (409 unless :mod:`service.api.problems` lists another status)."""
+engine's errors (409 unless :mod:`service.api.problems` lists another status),
+with ``Retry-After`` when :attr:`HostingError.retry_after` is set."""
 
 from __future__ import annotations
 
@@ -8,6 +9,13 @@ from service.engine.errors import EngineError
 
 class HostingError(EngineError):
     """A request the lobby cannot satisfy."""
+
+    retry_after: int | None = None
+    """Seconds after which the same request may succeed (None: not by waiting)."""
+
+    def extra(self) -> dict[str, int]:
+        """Members the answer carries beside the code and the detail."""
+        return {}
 
 
 class GameFullError(HostingError):
@@ -44,3 +52,44 @@ class GameCancelledError(HostingError):
 
 class ResignedError(HostingError):
     code = "RESIGNED"
+
+
+class VersionMismatchError(HostingError):
+    """A conditional write found the game at another version than the one named."""
+
+    code = "PRECONDITION_FAILED"
+
+    def __init__(self, message: str, *, current_version: int | None = None):
+        super().__init__(message)
+        self.current_version = current_version
+
+    def extra(self) -> dict[str, int]:
+        return {} if self.current_version is None else {"current_version": self.current_version}
+
+
+class ChangingTooFastError(HostingError):
+    """A write lost every race it ran for a game changing under it."""
+
+    code = "CONFLICT"
+
+
+class LobbyBusyError(HostingError):
+    """Quick-join found no seat it could take in its tries."""
+
+    code = "LOBBY_BUSY"
+    retry_after = 1
+
+
+class LobbyCapError(HostingError):
+    """A client address at its lobby cap (:mod:`service.hosting.lobby_caps`)."""
+
+    code = "RATE_LIMITED"
+    retry_after = 60
+    """A seat or a listed game frees when a game ends, fills, or is left, not at a
+    time the service knows."""
+
+
+class IdempotencyKeyReusedError(HostingError):
+    """An ``Idempotency-Key`` used before with another request."""
+
+    code = "IDEMPOTENCY_KEY_REUSED"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from service.engine.errors import InvalidOptionError
+from service.engine.game_events import Event
 from service.engine.options import Options, preset
-from service.engine.records import Event
 from service.engine.rules import Game
 from service.engine.shuffle import new_seed, seed_from_client
 from service.hosting.bot_turns import check_bot_level

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import time
 
+from service.engine.game_events import Event
 from service.engine.moves import Discard, Draw, GoOut, Move, Source
-from service.engine.records import Event
 from service.engine.rounds import Phase
 from service.engine.rules import card_points
 from service.engine.state import State, legal_moves

@@ -7,8 +7,12 @@ pickle); see :mod:`service.store.game_store` for the layout.
 
 from service.redact import redact_url
 from service.store import failures
-from service.store.client import connect
-from service.store.errors import (
+from service.store.game_store import GameStore
+from service.store.keys import key
+from service.store.redis_client import connect
+from service.store.script_args import StoredEvent
+from service.store.shutdown import request_shutdown
+from service.store.store_errors import (
     GameExists,
     GameNotFound,
     IdempotentReplay,
@@ -19,10 +23,6 @@ from service.store.errors import (
     TooManyStreams,
     VersionConflict,
 )
-from service.store.game_store import GameStore
-from service.store.keys import key
-from service.store.script_args import StoredEvent
-from service.store.shutdown import request_shutdown
 
 __all__ = [
     "GameExists",

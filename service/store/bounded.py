@@ -91,13 +91,6 @@ class Bounded(ConnectHook):
         else:
             self.circuit.released(self)
 
-    def wait_now(self) -> float | None:
-        """For :class:`~service.store.link.Link`, which reads the socket itself:
-        raise :class:`CircuitOpen` if the server may not be tried now, else the
-        wait its next socket operation may take."""
-        self.circuit.check(self)
-        return wait_for(self._cap)
-
 
 class BoundedConnection(Bounded, redis.Connection):
     pass

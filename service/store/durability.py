@@ -16,7 +16,7 @@ trip and on the same connection:
 * ``WAIT N <timeout>``: the number of replicas that have everything up to it;
 * ``WAITAOF 1 0 <timeout>``: whether the primary fsynced it to its AOF (Redis >= 7.2).
 
-Short of either, the store raises :class:`~service.store.errors.NotDurable`
+Short of either, the store raises :class:`~service.store.store_errors.NotDurable`
 (503 ``STORE_UNAVAILABLE`` with ``Retry-After``): the change is on the primary
 and may or may not last.  Its idempotency record was written by the same
 script, so a retry with the same ``Idempotency-Key`` is safe: it finds the
@@ -41,11 +41,13 @@ from redis.exceptions import NoScriptError
 
 from service.config import Config
 from service.store import budget, keys
-from service.store.errors import NotDurable, StoreMisconfigured, StoreUnavailable
-from service.store.link import Command, Link
+from service.store.store_errors import NotDurable, StoreMisconfigured, StoreUnavailable
 
 BARRIER_MS = 10_000
 """How long the barrier key of a game lives (it is only written, never read)."""
+
+Command = tuple[Any, ...]
+"""A Redis command and its arguments, as redis-py's ``execute_command`` takes them."""
 
 Send = Callable[[Sequence[Command]], list[Any]]
 """Sends commands over one connection, in one round trip; their replies (an error
@@ -102,7 +104,6 @@ class Durability:
 
 def send_durably(
     client: Any,
-    link: Link | None,
     durability: Durability,
     game_id: str,
     command: Command | None = None,
@@ -114,7 +115,7 @@ def send_durably(
     and the confirmation's replies, for :meth:`Durability.check`.  ``script`` is
     the script an ``EVALSHA`` runs, loaded if Redis lacks it.  Raises redis-py's
     errors."""
-    send, load = sender(client, link, game_id)
+    send, load = sender(client, game_id)
     commands = ([] if command is None else [command]) + durability.commands(game_id)
     budget.extend(durability.seconds)
     try:
@@ -129,13 +130,10 @@ def send_durably(
     return replies[0], replies[1:]
 
 
-def sender(client: Any, link: Link | None, game_id: str) -> tuple[Send, Callable[[Script], Any]]:
+def sender(client: Any, game_id: str) -> tuple[Send, Callable[[Script], Any]]:
     """How to send commands of ``game_id``'s slot over one connection, and how to
-    load a script where they go: over ``link`` (a plain Redis, or the primary
-    Sentinel names), on the node serving the slot (Redis Cluster), or as a
-    pipeline of ``client``."""
-    if link is not None:
-        return (lambda commands: link.execute(*commands)), (lambda s: client.script_load(s.script))
+    load a script where they go: on the node serving the slot (Redis Cluster), or
+    as a pipeline of ``client``."""
     if isinstance(client, RedisCluster):
         slot = client.keyslot(keys.key(game_id, keys.STATE))
 

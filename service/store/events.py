@@ -15,9 +15,9 @@ from typing import Any, NamedTuple
 
 from service.store import keys
 from service.store.divergence import shared_point
-from service.store.errors import GameNotFound
 from service.store.history import START, Position
 from service.store.script_args import deadline_of
+from service.store.store_errors import GameNotFound
 
 MAX_EVENTS_PER_READ = 1000
 

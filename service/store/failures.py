@@ -1,7 +1,7 @@
 """What a redis-py error means for a request: the store is unavailable, for a named reason.
 
 Every redis-py error leaving a store call becomes
-:class:`~service.store.errors.StoreUnavailable` (answered 503
+:class:`~service.store.store_errors.StoreUnavailable` (answered 503
 ``STORE_UNAVAILABLE`` with ``Retry-After``).  Those Redis is expected to give
 now and then -- it cannot be reached or times out, it is loading its data
 (``LOADING``), it is a replica now (``READONLY``: a demoted primary), a replica
@@ -25,7 +25,7 @@ from typing import Any
 import redis
 from redis import exceptions as rx
 
-from service.store.errors import StoreUnavailable
+from service.store.store_errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,6 @@
 """The reads of :class:`~service.store.game_store.GameStore`: views, documents, events.
 
-Each is one round trip (:meth:`GameReads._fetch`, given by the store: over its
-:class:`~service.store.link.Link` when it has one).  The layout is
+Each is one round trip (:meth:`GameReads._fetch`, given by the store).  The layout is
 :mod:`service.store.game_store`'s.
 """
 

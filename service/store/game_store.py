@@ -26,10 +26,7 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
 
 Every write is one Lua script (EVALSHA via ``register_script``) that touches only
 its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write
-refreshes the game's TTL.  The reads and the commit that views and moves spend
-go over :class:`~service.store.link.Link` (connections of its own) on a
-plain Redis, and through the client itself on Redis Cluster and the embedded
-store.
+refreshes the game's TTL.
 
 With ``REDIS_WAIT_REPLICAS`` or ``REDIS_WAIT_AOF`` set, every write a client is
 told about is confirmed before it is acknowledged (:mod:`service.store.durability`).
@@ -46,20 +43,13 @@ from redis.commands.core import Script
 
 from service.config import Config
 from service.store import budget, keys
-from service.store.client import RedisClient, connect, is_cluster, subscribers
-from service.store.durability import Durability, check_support, send_durably
-from service.store.errors import (
-    GameExists,
-    GameNotFound,
-    IdempotentReplay,
-    VersionConflict,
-)
+from service.store.durability import Command, Durability, check_support, send_durably
 from service.store.failures import translate_errors
 from service.store.game_reads import LOADED_FIELDS, REPLAY_HEAD, GameReads, LoadedGame, loaded_game
 from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
-from service.store.link import Command, Link, ScriptCall, link_for
-from service.store.lobby import LobbyIndex
+from service.store.lobby_index import LobbyIndex
+from service.store.redis_client import RedisClient, connect, is_cluster, subscribers
 from service.store.script_args import (
     Deliveries,
     IdempotencyRecord,
@@ -75,6 +65,12 @@ from service.store.scripts import (
     SAVE_REPLAY_SCRIPT,
 )
 from service.store.shutdown import stop_on_shutdown
+from service.store.store_errors import (
+    GameExists,
+    GameNotFound,
+    IdempotentReplay,
+    VersionConflict,
+)
 from service.store.stream_leases import LEASE_SCRIPT, StreamLeases
 from service.store.wakeups import Wakeups, Watch
 
@@ -92,7 +88,7 @@ class GameStore(GameReads):
     """All of the service's Redis access: create, load and commit games, read events.
 
     Thread-safe; share one instance per process.  Every method raises
-    :class:`~service.store.errors.StoreUnavailable` when Redis cannot serve it.
+    :class:`~service.store.store_errors.StoreUnavailable` when Redis cannot serve it.
     """
 
     def __init__(
@@ -116,16 +112,13 @@ class GameStore(GameReads):
         self._durability = Durability.from_config(cfg)
         self._lock = threading.Lock()
         self._client: RedisClient | None = None
-        self._link: Link | None = None
         self._wakeups: Wakeups
-        self._create_script: Script
-        self._commit_script: Script
-        self._create: ScriptCall
-        self._commit: ScriptCall
-        self._save_replay: ScriptCall
+        self._create: Script
+        self._commit: Script
+        self._save_replay: Script
         self._streams: StreamLeases
         self.lobby = LobbyIndex(lambda: self.client)
-        """The lobby's index of listed games (:mod:`service.store.lobby`)."""
+        """The lobby's index of listed games (:mod:`service.store.lobby_index`)."""
         self.holds = AddressHolds(lambda: self.client)
         """What each client address holds in the lobby (:mod:`service.store.holds`)."""
         if client is not None:
@@ -137,31 +130,21 @@ class GameStore(GameReads):
         return cls(config=config)
 
     def _bind(self, client: RedisClient) -> None:
-        self._link = link_for(client)
         embedded = type(client).__module__.startswith("fakeredis")
-        create = EMBEDDED_CREATE_SCRIPT if embedded else CREATE_SCRIPT
-        self._create = self._create_script = client.register_script(create)
+        self._create = client.register_script(EMBEDDED_CREATE_SCRIPT if embedded else CREATE_SCRIPT)
         self._save_replay = client.register_script(SAVE_REPLAY_SCRIPT)
-        commit = client.register_script(EMBEDDED_COMMIT_SCRIPT if embedded else COMMIT_SCRIPT)
-        self._commit_script = commit
-        self._commit = commit if self._link is None else self._link.script(commit)
-        lease = client.register_script(LEASE_SCRIPT)
+        self._commit = client.register_script(EMBEDDED_COMMIT_SCRIPT if embedded else COMMIT_SCRIPT)
         self._streams = StreamLeases(
-            lease if self._link is None else self._link.script(lease),
-            self._fetch,
-            together=not is_cluster(client),
+            client.register_script(LEASE_SCRIPT), self._fetch, together=not is_cluster(client)
         )
         self._wakeups = Wakeups(subscribers(client))
         stop_on_shutdown(self._wakeups)
         self._client = client
 
     def _fetch(self, *commands: tuple[Any, ...]) -> list[Any]:
-        """Replies to ``commands`` sent in one round trip (over the
-        :class:`~service.store.link.Link` when there is one): reads, or writes
-        that may be sent twice (a round trip is retried on a new connection)."""
+        """Replies to ``commands`` sent in one round trip: reads, or writes that
+        may be sent twice (a round trip is retried on a new connection)."""
         client = self.client
-        if self._link is not None:
-            return self._link.execute(*commands)
         if len(commands) == 1:
             return [client.execute_command(*commands[0])]
         pipe = client.pipeline(transaction=False)
@@ -200,10 +183,10 @@ class GameStore(GameReads):
             budget.close_budget(token)
 
     def check_durability(self) -> list[str]:
-        """Raise :class:`~service.store.errors.StoreMisconfigured` if Redis cannot
+        """Raise :class:`~service.store.store_errors.StoreMisconfigured` if Redis cannot
         confirm writes as ``REDIS_WAIT_REPLICAS`` / ``REDIS_WAIT_AOF`` ask (``WAITAOF``
         needs Redis 7.2 and ``appendonly yes``), or
-        :class:`~service.store.errors.StoreUnavailable` if it cannot be asked now;
+        :class:`~service.store.store_errors.StoreUnavailable` if it cannot be asked now;
         the warnings worth logging (too few replicas connected now)."""
         if not self._durability.on:
             return []
@@ -215,21 +198,21 @@ class GameStore(GameReads):
     ) -> tuple[Any, list[Any]]:
         """:func:`~service.store.durability.send_durably` on this store's connections."""
         with translate_errors():
-            return send_durably(self.client, self._link, self._durability, game_id, command, script)
+            return send_durably(self.client, self._durability, game_id, command, script)
 
     def _write(
-        self, script: Script, run: ScriptCall, game_id: str, key_list: list[Any], args: list[Any]
+        self, script: Script, game_id: str, key_list: list[Any], args: list[Any]
     ) -> tuple[Any, list[Any] | None]:
-        """``script``'s reply (run by ``run`` or, with durability on, by
-        :meth:`_durably`), and the confirmation's replies (None when off)."""
+        """``script``'s reply (with durability on, sent by :meth:`_durably`), and
+        the confirmation's replies (None when off)."""
         if not self._durability.on:
             with translate_errors():
-                return run(keys=key_list, args=args), None
+                return script(keys=key_list, args=args), None
         command = ("EVALSHA", script.sha, len(key_list), *key_list, *args)
         return self._durably(game_id, command, script)
 
     def _confirm(self, confirmation: list[Any] | None) -> None:
-        """Raise :class:`~service.store.errors.NotDurable` unless ``confirmation``
+        """Raise :class:`~service.store.store_errors.NotDurable` unless ``confirmation``
         confirms the write (None: durability is off)."""
         if confirmation is not None:
             self._durability.check(confirmation)
@@ -276,9 +259,7 @@ class GameStore(GameReads):
             deliveries=deliveries,
         )
         self._ensure_connected()
-        result, confirmation = self._write(
-            self._create_script, self._create, game_id, key_list, args
-        )
+        result, confirmation = self._write(self._create, game_id, key_list, args)
         status = int(result[0])
         if status != -1:  # made (by this request, or by the first with its key)
             self._confirm(confirmation)
@@ -366,9 +347,7 @@ class GameStore(GameReads):
             deliveries=deliveries,
         )
         self._ensure_connected()
-        result, confirmation = self._write(
-            self._commit_script, self._commit, game_id, key_list, args
-        )
+        result, confirmation = self._write(self._commit, game_id, key_list, args)
         status = int(result[0])
         if status in (1, -2):  # made (by this request, or by the first with its key)
             self._confirm(confirmation)

@@ -1,7 +1,7 @@
 """What one client address holds in the lobby, in Redis: its seats in listed games
 and its listed games waiting for players, so that one client cannot take every
 seat of the lobby, nor fill its listing (the caps are the API's:
-:mod:`service.api.lobby_caps`).
+:mod:`service.hosting.lobby_caps`).
 
 Per address two sorted sets under one hash tag (:func:`~service.store.keys.address_key`),
 so one script checks and changes both on Redis Cluster too: ``seats`` (members
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.store import keys
-from service.store.client import RedisClient
 from service.store.failures import translate_errors
+from service.store.redis_client import RedisClient
 
 HOLD_SCRIPT = """
 -- Change what an address holds, within its caps: drop some members, then add others.

@@ -210,7 +210,7 @@ def lobby_key(status: str, shard: int, part: str) -> str:
 
 
 def table_key(table: str, part: str) -> str:
-    """A key of a quick-join table (:func:`service.hosting.lobby.table_of`):
+    """A key of a quick-join table (:func:`service.hosting.lobby_operations.table_of`):
     ``open`` (sorted set of its waiting games with seats to offer, by creation),
     ``free`` (hash game -> seats still to offer) or ``seen`` (hash game -> when a
     seated player last showed life, ms); all share a hash tag.

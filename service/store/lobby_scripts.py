@@ -1,4 +1,4 @@
-"""The Lua scripts of the lobby's index (:mod:`service.store.lobby`), as module
+"""The Lua scripts of the lobby's index (:mod:`service.store.lobby_index`), as module
 constants, each with its ``KEYS``/``ARGV`` header.  Each touches the keys of one
 listing shard or of one quick-join table, which share a hash tag, so they run on
 Redis Cluster too.  None touches a game: the game's own record decides its seats.

@@ -34,8 +34,8 @@ import orjson
 import redis
 
 from service.store import keys
-from service.store.client import RedisClient
 from service.store.failures import translate_errors
+from service.store.redis_client import RedisClient
 
 log = logging.getLogger(__name__)
 

@@ -30,9 +30,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from service.store import keys
-from service.store.errors import StoreUnavailable, TooManyStreams
 from service.store.failures import translate_errors
-from service.store.link import ScriptCall
+from service.store.store_errors import StoreUnavailable, TooManyStreams
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +84,9 @@ def seat_holder(game_id: str, seat: int, cap: int) -> Holder:
     """Seat ``seat`` of ``game_id``, holding at most ``cap`` leases."""
     return Holder("seat", keys.seat_streams_key(game_id, seat), cap)
 
+
+ScriptCall = Callable[..., Any]
+"""A registered script of redis-py: ``run(keys=[...], args=[...])``."""
 
 Execute = Callable[..., list[Any]]
 """Commands sent in one round trip (on Redis Cluster, one per node), their replies."""

@@ -308,7 +308,7 @@ class Wakeups:
     """A process's waiters, by game, and its subscriptions to their games' channels.
 
     ``subscriber_for(channel)`` names the shard of a channel and makes that
-    shard's subscriber (see :func:`service.store.client.subscribers`).
+    shard's subscriber (see :func:`service.store.redis_client.subscribers`).
     Thread-safe.
     """
 

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
-from service.hosting.webhooks import WebhookRefusedError, check_url
+from service.hosting.game_webhooks import WebhookRefusedError, check_url
 from service.webhooks.deadlines import Deadlines, Watch
 from service.webhooks.guard import RefusedAddress, Resolver, checked_address, system_resolver
 

@@ -67,9 +67,9 @@ from urllib.parse import urlsplit
 import orjson
 
 from service.config import Config
-from service.store.client import RedisClient
-from service.store.errors import StoreUnavailable
 from service.store.outbox import Delivery, Outbox
+from service.store.redis_client import RedisClient
+from service.store.store_errors import StoreUnavailable
 from service.webhooks import signing
 from service.webhooks.sender import Outcome, Sender
 

@@ -128,15 +128,21 @@ def test_hot_requests_skip_flask_and_the_rest_reach_it(redis_client, redis_url, 
     client.get(f"/v1/games/{game.id}/events", headers={"Accept": "text/event-stream"}).close()
     resumed = {"Accept": "application/x-ndjson", "Last-Event-ID": "2"}
     client.get(f"/v1/games/{game.id}/events", headers=resumed).close()
-    # with rate limits on too: moves are counted by their handler, on either path
-    assert hits == []
-    hits.clear()
-    either = {"Accept": "text/event-stream, application/json;q=0.5"}  # negotiated by Flask
+    either = {"Accept": "text/event-stream, application/json;q=0.5"}  # negotiated as Flask does
     client.get(f"/v1/games/{game.id}/events", headers=either).close()
+    assert client.get(f"/v1/games/{game.id}/events?after=x&wait=99").status_code == 422
+    # with rate limits on too: moves are counted before their handler, on either path
+    assert hits == []
     client.get(f"/v1/games/{game.id}/")
     client.head(f"/v1/games/{game.id}")
     client.post(f"/v1/games/{game.id}/moves", data=b"x" * 70_000, headers=game.auth(seat))
-    assert len(hits) == 4
+    client.get(f"/v1/games/{game.id}/players")  # a method the route does not answer
+    assert hits == [
+        f"GET /v1/games/{game.id}/",
+        f"HEAD /v1/games/{game.id}",
+        f"POST /v1/games/{game.id}/moves",
+        f"GET /v1/games/{game.id}/players",
+    ]
 
 
 def test_a_move_over_the_limit_is_refused_the_same_on_both_paths(redis_client, redis_url):

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from openapi_spec_validator import OpenAPIV30SpecValidator
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from service.openapi import DEFAULT_PATH, spec_text
 from tests.api.conftest import create_game
+from tools.openapi import DEFAULT_PATH, spec_text
 
 OPERATIONS = ("get", "post", "put", "patch", "delete")
 

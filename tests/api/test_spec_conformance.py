@@ -16,7 +16,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from service.api.problems import CODES, answer_for
-from service.api.schemas.events import EVENT_SCHEMAS
+from service.api.schemas.event_schemas import EVENT_SCHEMAS
 from service.engine.errors import EngineError
 from service.hosting.refusals import HostingError
 from tests.api.conftest import Game

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from service.bots import client as bot_client
+from service.bots import seat_client as bot_client
 from service.bots.api_client import ApiProblem, Client
-from service.bots.client import Player
+from service.bots.seat_client import Player
 from service.bots.simulate import play_game
 from service.engine.options import Options
 from service.engine.shuffle import seed_from_client

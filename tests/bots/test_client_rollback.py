@@ -21,7 +21,7 @@ import pytest
 from harness.gunicorn_server import GunicornServer
 from harness.redis_server import RedisServer
 from service.bots.api_client import Client
-from service.bots.client import Player
+from service.bots.seat_client import Player
 from service.store.keys import EVENTS, key
 from tests.bots.game_setup import create_game, event_log, seat_tokens
 

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from harness.gunicorn_server import GunicornServer
 from service.bots.api_client import Client
-from service.bots.client import Player
+from service.bots.seat_client import Player
 from service.bots.simulate import play_game
 from service.engine.options import Options
 from service.engine.shuffle import seed_from_client

@@ -15,8 +15,8 @@ import pytest
 
 from service import bots
 from service.bots.simulate import game_seed
+from service.engine.game_events import Event
 from service.engine.options import Options
-from service.engine.records import Event
 from service.engine.rules import Game
 from service.engine.state import State
 from service.engine.view import observe

@@ -1,7 +1,7 @@
 """The image build's check that the solver's C extension was built (deploy/check_wheel.py,
 run by deploy/runtime-venv.sh in the Dockerfile's builder) can fail: a wheel built with
 no C compiler (CC=false: setup.py's optional extension is skipped) still holds the
-extension's ``.c`` and ``.pyi`` -- which the former ``grep -q _solver_native`` on the
+extension's ``.c`` and ``.pyi`` -- which the former ``grep -q`` of the extension's name on the
 wheel's listing matched -- and the check refuses it; a normal build passes."""
 
 from __future__ import annotations
@@ -29,18 +29,18 @@ def _check(wheel: Path) -> subprocess.CompletedProcess[str]:
 def test_check_fails_on_a_wheel_built_without_a_c_compiler(tmp_path: Path) -> None:
     wheel = build_wheel(build_context(tmp_path / "context"), tmp_path / "out", CC="false")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "service/engine/_solver_native.c" in names  # what the old grep matched
+    assert "service/engine/solver/_native.c" in names  # what the old grep matched
     assert not [n for n in names if n.endswith(".so")], "CC=false still built the extension"
     checked = _check(wheel)
     assert checked.returncode == 1, checked.stdout + checked.stderr
-    assert "_solver_native" in checked.stderr and "was not built" in checked.stderr
+    assert "solver/_native" in checked.stderr and "was not built" in checked.stderr
 
 
 def test_check_passes_on_a_normal_wheel(tmp_path: Path) -> None:
     wheel = build_wheel(build_context(tmp_path / "context"), tmp_path / "out")
     checked = _check(wheel)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "service/engine/_solver_native" in checked.stdout and ".so" in checked.stdout
+    assert "service/engine/solver/_native" in checked.stdout and ".so" in checked.stdout
 
 
 def test_the_dockerfile_builds_through_the_checking_script() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.engine import solver_switch as switch
+from service.engine.solver import switch
 
 native = switch.EXTENSION
 needs_native = pytest.mark.skipif(native is None, reason="the C extension is not built")

@@ -1,9 +1,9 @@
-"""Whole hands in C (arrange_free, go_out_free) against the Python.
+"""Whole hands solved with the C search against the Python alone.
 
-In mode free without table melds, the C also prepares the hand and turns the
-plan into cards (solver_c.CRules).  These tests hold it to the Python's
-whole answers: the same melds (kinds and cards, in order), deadwood and
-points, the same going-out discards in the same order with the same melds.
+The C searches; preparing the hand and turning the plan into melds stay in
+Python either way.  These tests hold whole answers to the Python's: the same
+melds (kinds and cards, in order), deadwood and points, the same going-out
+discards in the same order with the same melds, the same legal moves.
 """
 
 from __future__ import annotations
@@ -34,10 +34,14 @@ from service.engine import (
     parse_cards,
     points_table,
 )
-from service.engine import solver_switch as switch
-from service.engine.solver import best_arrangement, clear_memos, going_out_discards, going_out_melds
-from service.engine.solver_c import c_rules
-from tests.engine.native_build import native, needs_native
+from service.engine.solver import (
+    best_arrangement,
+    clear_memos,
+    going_out_discards,
+    going_out_melds,
+    switch,
+)
+from tests.engine.native_build import needs_native
 
 FREE_OPTIONS = [
     Options(
@@ -53,19 +57,17 @@ FREE_OPTIONS = [
     for aw in (False, True)
 ]
 
-WAYS = ("c", "python assembly", "python")
+WAYS = ("c", "python")
 
 
-def three_ways(fn: Any, *args: Any) -> list[Any]:
-    """``fn(*args)``: all in C; the Python assembling the C search's plans; all
-    in Python -- with cold memos each time."""
+def both_ways(fn: Any, *args: Any) -> list[Any]:
+    """``fn(*args)`` with the C search, then with the Python alone (as
+    ``SOLVER=python``) -- with cold memos each time."""
     out = []
     for way in WAYS:
         with pytest.MonkeyPatch.context() as mp:
-            if way != "c":
-                mp.setattr(switch, "WHOLE_HANDS", False)
             if way == "python":
-                mp.setattr(switch, "EXTENSION", None)
+                mp.setattr(switch, "USE_C", False)  # SOLVER=python
             clear_memos()
             out.append(fn(*args))
     clear_memos()
@@ -84,22 +86,21 @@ def go_out_shape(found: list[tuple[Card, tuple[Meld, ...]]]) -> list[object]:
 
 
 def check_hand(cards: list[Card], wild: Rank, opts: Options, more: Sequence[Card] = ()) -> None:
-    """Every C answer about ``cards`` against the two others: the arrangement,
-    the melds of going out, and the going-out discards of every card, of the
-    cards a floor lets through (as legal_moves asks) and of ``more``."""
-    assert native is None or c_rules(wild, opts, len(cards)) is not None
-    arranged = three_ways(best_arrangement, cards, wild, opts)
-    assert [shape(a) for a in arranged[1:]] == [shape(arranged[0])] * 2
-    assert arranged[1] == arranged[2] == arranged[0]
-    melded = three_ways(going_out_melds, cards, wild, opts)
-    assert melded[1] == melded[2] == melded[0]
+    """Every answer about ``cards`` with the C search against the Python's: the
+    arrangement, the melds of going out, and the going-out discards of every
+    card, of the cards a floor lets through (as legal_moves asks) and of ``more``."""
+    arranged = both_ways(best_arrangement, cards, wild, opts)
+    assert shape(arranged[1]) == shape(arranged[0])
+    assert arranged[1] == arranged[0]
+    melded = both_ways(going_out_melds, cards, wild, opts)
+    assert melded[1] == melded[0]
     pts = points_table(wild, opts)
     floor = arranged[0].points
     unique = [Card.from_id(i) for i in sorted({c.id for c in cards})]
     for candidates in (cards, [c for c in unique if pts[c.id] >= floor], more):
-        found = three_ways(going_out_discards, cards, wild, opts, candidates)
-        assert [go_out_shape(f) for f in found[1:]] == [go_out_shape(found[0])] * 2
-        assert found[1] == found[2] == found[0]
+        found = both_ways(going_out_discards, cards, wild, opts, candidates)
+        assert go_out_shape(found[1]) == go_out_shape(found[0])
+        assert found[1] == found[0]
 
 
 SIZES = list(range(17)) + [12, 13, 14, 15, 16] * 3
@@ -162,33 +163,11 @@ def test_whole_hands_agree(hand: tuple[list[Card], Rank, Options, list[Card]]) -
 )
 @pytest.mark.parametrize("opts", FREE_OPTIONS[::3])
 def test_wild_drops_agree(text: str, opts: Options) -> None:
-    """Wild candidates, which go_out_free searches in the memo of the natural
-    ones (or in one of their own when dropping the only wild-rank card turns
-    the all-wild rule off): every card a candidate, kings wild."""
+    """Wild candidates, searched apart from the natural ones (dropping the only
+    wild-rank card can turn the all-wild rule off): every card a candidate,
+    kings wild."""
     cards = parse_cards(text)
     check_hand(cards, Rank.KING, opts, cards[:3] + cards[:1])
-
-
-@needs_native
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(free_hands())
-def test_go_out_free_agrees_with_a_search_per_candidate(
-    hand: tuple[list[Card], Rank, Options, list[Card]],
-) -> None:
-    """One memo for every candidate, wild ones included, finds each search's own
-    plan: go_out_free against arrange_free(hand less the candidate, must_meld)."""
-    cards, wild, opts, more = hand
-    free = c_rules(wild, opts, len(cards))
-    assert free is not None and native is not None
-    ids = [c.id for c in cards]
-    candidates = [c.id for c in cards] + [c.id for c in more]
-    alone = []
-    for c in candidates:
-        rest = list(ids)
-        rest.remove(c)
-        found = native.arrange_free(rest, *free.args, True)
-        alone.append(None if found is None else found[0])
-    assert native.go_out_free(ids, *free.args, candidates) == alone
 
 
 def dealt_positions(count: int) -> Iterator[tuple[State, int]]:
@@ -210,7 +189,7 @@ def dealt_positions(count: int) -> Iterator[tuple[State, int]]:
 @needs_native
 def test_dealt_hands_agree() -> None:
     """A few hundred hands of real deals (13 cards at the last round, 14 after
-    the draw), and the legal moves of the drawing player, in all three ways."""
+    the draw), and the legal moves of the drawing player, both ways."""
     hands = go_outs = 0
     for state, seat in dealt_positions(300):
         assert state.round is not None
@@ -219,11 +198,11 @@ def test_dealt_hands_agree() -> None:
             if s == seat or s == (seat + 1) % state.game.num_players:
                 check_hand(list(hand), wild, opts)
                 hands += 1
-        moves = three_ways(legal_moves, state, seat)
-        assert moves[1] == moves[2] == moves[0]
+        moves = both_ways(legal_moves, state, seat)
+        assert moves[1] == moves[0]
         floor = best_arrangement(state.round.hands[seat], wild, opts).points
-        with_floor = three_ways(partial(legal_moves, floor=floor), state, seat)
-        assert with_floor == [moves[0]] * 3
+        with_floor = both_ways(partial(legal_moves, floor=floor), state, seat)
+        assert with_floor == [moves[0]] * 2
         go_outs += sum(m.type == "go_out" for m in moves[0])
     assert hands == 600 and go_outs >= 30
 

@@ -1,13 +1,13 @@
-"""The C search (service/engine/_solver_native.c) against the Python one.
+"""The C search (service/engine/solver/_native.c) against the Python one.
 
-The C is a port of ``solver_python``'s search, state for state; the solver
-uses it when it is built (``solver_switch`` decides).  These tests hold it to
+The C is a port of ``python_search``'s search, state for state; the solver
+uses it when it is built (``switch`` decides).  These tests hold it to
 giving the same Result -- value, melds in the same order, designated cards,
 leftover wilds and room -- for any input, so the Python search stays the
 reference and the fallback.  The rest of the solver's tests (worked examples,
 brute-force reference, properties) run on whichever search is in use: the C
-one wherever it could be built.  The C's whole hands are held to the Python's
-in test_solver_native_hands.py, its direct calls in test_solver_native_calls.py.
+one wherever it could be built.  Whole hands solved with the C search are held
+to the Python's in test_solver_native_hands.py.
 """
 
 from __future__ import annotations
@@ -24,10 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.engine import Aces, Card, FaceCardPoints, Options, Rank, build_shoe, card_points
-from service.engine import solver_search as search
-from service.engine import solver_switch as switch
-from service.engine.solver import best_arrangement, clear_memos
-from service.engine.solver_python import INF, Result
+from service.engine.solver import best_arrangement, clear_memos, search, switch
+from service.engine.solver.python_search import INF, Result
 from tests.engine.native_build import native, needs_native
 
 
@@ -43,7 +41,7 @@ def test_the_extension_is_built_where_it_can_be() -> None:
 
 
 def both(name: str, *args: object) -> tuple[Any, Any]:
-    """What ``name`` (a function of ``solver_search``: "solve_free", "solve_one_each"...)
+    """What ``name`` (a function of ``search``: "solve_free", "solve_one_each"...)
     answers in C and in Python."""
     fn = getattr(search, name)
     with pytest.MonkeyPatch.context() as mp:

@@ -31,8 +31,8 @@ from service.engine import (
     extend_meld,
     parse_cards,
 )
-from service.engine.solver_budget import WORK_BUDGET, Budget
-from service.engine.solver_table import best_with_table
+from service.engine.solver.table import best_with_table
+from service.engine.solver.work_budget import WORK_BUDGET, Budget
 from tests.engine.reference import ref_best_points
 from tests.engine.test_solver import check_arrangement
 

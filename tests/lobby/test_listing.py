@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from service.store import lobby as lobby_store
+from service.store import lobby_index as lobby_store
 from tests.api.conftest import create_game, make_app
 from tests.lobby.conftest import ids, join, list_all, listed_game, quick_join
 

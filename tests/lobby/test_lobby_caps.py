@@ -1,4 +1,4 @@
-"""The lobby's caps per address (:mod:`service.api.lobby_caps`) where a client's
+"""The lobby's caps per address (:mod:`service.hosting.lobby_caps`) where a client's
 requests come from more than one address, where a quick-join lists a game, and
 what a refusal says."""
 

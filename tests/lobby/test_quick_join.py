@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from service.hosting.lobby import record_table, table_of
+from service.hosting.lobby_operations import record_table, table_of
 from service.hosting.record import GameRecord
 from tests.api.conftest import create_game
 from tests.lobby.conftest import join, listed_game, quick_join

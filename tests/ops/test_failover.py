@@ -49,6 +49,7 @@ class Player:
     )
     """(sent, answered, seat, move, key, version) of each move answered 200."""
     refused: int = 0
+    """Requests (reads or moves) answered 503."""
     error: str = ""
 
     def run(self) -> None:
@@ -78,6 +79,8 @@ class Player:
             if answer.status_code != 503:
                 assert answer.status_code == 200, answer.text
                 return answer.json()  # type: ignore[no-any-return]
+            assert answer.headers["Retry-After"]
+            self.refused += 1
             time.sleep(0.05)
 
     def _next(self, session: requests.Session) -> tuple[int, dict[str, Any]]:

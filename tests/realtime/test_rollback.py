@@ -159,8 +159,14 @@ def test_every_kind_of_client_is_told_of_a_rollback_and_recovers(
 
     # The SSE stream that was open all along: it ended when Redis went away (its
     # client reconnects with the last id it got) or read on; either way told.
+    deadline = time.monotonic() + 15
+    while not live.ended.is_set() and not any(
+        e.get("seq", 0) >= now[-1]["seq"] for e in live.events()
+    ):
+        assert time.monotonic() < deadline, "the open stream neither ended nor caught up"
+        time.sleep(0.02)
     frames = [f.json() for f in live.frames if f.kind == "event"]
-    if live.ended.wait(0.5) or not any(f["type"] == "reset" for f in frames):
+    if not any(e.get("seq", 0) >= now[-1]["seq"] for e in frames):  # it ended: reconnect
         last_frame_id = [f.id for f in live.frames if f.kind == "event"][-1]
         again = follow(game.url("/events"), {**SSE, "Last-Event-ID": last_frame_id})
         wait_frames(again, now[-1]["seq"])

@@ -150,9 +150,9 @@ def test_every_waiter_gets_every_event_once_while_views_stay_prompt(
     assert wrong == [], f"{len(wrong)} waiters got the wrong events; first: {wrong[0]}"
     assert slowest_view < PROMPT_SECONDS
     # waiters hold no connection of their own: each worker has its pools for
-    # each node (the store's and, on a single Redis, its link's; the rate
-    # limiter's is off here) and one subscriber per node
-    pools = 1 if redis_env.get("REDIS_CLUSTER") else 2
+    # each node (the store's; the rate limiter's is off here) and one
+    # subscriber per node
+    pools = 1
     nodes = len(redis_ports(redis_env)) if redis_env else 1
     assert 0 < connections <= WORKERS * nodes * (pools * MAX_CONNECTIONS + 1), connections
 

@@ -29,7 +29,7 @@ def main(url: str) -> None:
 
     from service.config import Config
     from service.store import GameStore
-    from service.store.client import connect
+    from service.store.redis_client import connect
     from service.store.wakeups import WakeUp, Watch
     from tests.store.games import confirmed
 

@@ -53,6 +53,7 @@ def test_values_are_parsed() -> None:
             "WEB_CONCURRENCY": "7",
             "PORT": " 9000 ",
             "HOST": "",  # blank means default
+            "SOLVER": "Python",
         }
     )
     assert cfg.redis_url == "redis://10.0.0.1:6380/2" and cfg.redis_cluster
@@ -62,6 +63,7 @@ def test_values_are_parsed() -> None:
     assert (cfg.log_level, cfg.web_concurrency) == ("DEBUG", 7)
     assert (cfg.port, cfg.host) == (9000, "127.0.0.1")
     assert not cfg.embedded_store
+    assert cfg.solver == "PYTHON"
 
 
 @pytest.mark.parametrize(
@@ -73,6 +75,7 @@ def test_values_are_parsed() -> None:
         ("REDIS_CLUSTER", "maybe"),
         ("REDIS_URL", "localhost:6379"),
         ("LOG_LEVEL", "LOUD"),
+        ("SOLVER", "rust"),
         ("RATE_LIMIT_CREATE", "30"),
         ("WEB_CONCURRENCY", "0"),
         ("LONG_POLL_MAX_SECONDS", "1e3"),

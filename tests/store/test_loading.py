@@ -89,7 +89,7 @@ def test_every_store_call_raises_store_unavailable_while_redis_loads(loading: Lo
     client = connect(config)
     store = GameStore(client, config=config)
     gid = loading.game_id
-    calls: dict[str, Callable[[], Any]] = {  # over the link, then through redis-py
+    calls: dict[str, Callable[[], Any]] = {
         "load_public": lambda: store.load_public(gid),
         "load_version": lambda: store.load_version(gid),
         "load_seat_view": lambda: store.load_seat_view(gid),

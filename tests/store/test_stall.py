@@ -1,7 +1,7 @@
 """The store on a Redis that stops answering (SIGSTOP), plain and Redis Cluster.
 
 Inside a request's budget (what the WSGI middleware opens), every store call --
-reads over the Link, writes, the long poll, the readiness ping -- gives up with
+reads, writes, the long poll, the readiness ping -- gives up with
 :class:`StoreUnavailable` (ping: False) within the budget, whatever the retries
 inside; once one has timed out, the next fail at once (the circuit breaker, on a plain Redis);
 after SIGCONT the store works again by itself.  On a Redis Cluster each call is
@@ -103,7 +103,7 @@ def test_plain_redis_stall_costs_at_most_the_budget(server: RedisServer) -> None
     store = GameStore.from_config(Config.from_env({"REDIS_URL": server.url}))
     gid = uuid.uuid4().hex
     store.create(gid, b"d", [b"e"])
-    assert store.load_public(gid) is not None  # the Link has a connection
+    assert store.load_public(gid) is not None  # the pool has a connection
     _check_stall(store, [server], gid)
 
 

@@ -22,7 +22,7 @@ from service.store import (
     connect,
     key,
 )
-from service.store import client as client_module
+from service.store import redis_client as client_module
 from tests.store.games import commit_later, confirmed, new_id, published
 
 needs_redis_server = pytest.mark.skipif(

@@ -1,5 +1,5 @@
 """Request bodies and query strings of the HTTP contract (the move's body aside:
-:mod:`service.api.schemas.moves`)."""
+:mod:`service.api.schemas.move_schemas`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from service.api.schemas.fields import (
     component,
     integer,
 )
-from service.api.schemas.webhooks import WebhookIn
+from service.api.schemas.webhook_schemas import WebhookIn
 from service.engine.options import OPTION_SPECS, Options
 from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, Game
 from service.store.history import Position

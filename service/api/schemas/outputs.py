@@ -7,9 +7,9 @@ from marshmallow import Schema, fields
 
 from service.api.schemas.enums import bot_level, game_status, problem_code
 from service.api.schemas.fields import card_field, component
-from service.api.schemas.options import OptionValue
+from service.api.schemas.option_schemas import OptionValue
 from service.api.schemas.views import ArrangementOut, LayOffOut, RoundResultOut
-from service.api.schemas.webhooks import WebhookCreatedOut
+from service.api.schemas.webhook_schemas import WebhookCreatedOut
 
 
 class EvaluateOut(ArrangementOut):

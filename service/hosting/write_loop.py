@@ -1,0 +1,177 @@
+"""The one optimistic write loop every change of a game goes through.
+
+A write is one read of the game (with the request's idempotency record, if it
+sent a key, in the same round trip) and one atomic conditional store write
+(:meth:`GameStore.commit`) of the new document, its events, what is saved
+beside it (:mod:`service.hosting.snapshots`) and the deliveries to the game's
+webhook (:mod:`service.hosting.game_webhooks`).  A write that loses a race is
+tried again on the fresh state, unless the caller named the version it expects
+(``If-Match``): then it is refused (:class:`VersionMismatchError`).  Before its
+own change, every write plays the turn that is overdue in the game, if any
+(turn timers, bots left to play), and saves it: that too is a write of this
+loop (:func:`optimistic_write`).
+
+Plain Python over a store: every function takes the :class:`GameStore` and the
+:class:`Config` it works with (as rq takes ``connection=``), so a move can be
+committed by a request, a worker, a command or a test alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import orjson
+
+from service.config import Config
+from service.engine.game_events import Event
+from service.hosting import lobby_listing, webhook_deliveries
+from service.hosting.record import GameRecord
+from service.hosting.refusals import ChangingTooFastError, VersionMismatchError
+from service.hosting.saved_answers import Idempotency
+from service.hosting.snapshots import events_payload, snapshot
+from service.hosting.timers import apply_timeouts
+from service.store import GameNotFound, GameStore, IdempotentReplay, VersionConflict
+from service.store.script_args import IdempotencyRecord
+
+MAX_ATTEMPTS = 4
+"""Tries of one write before it is refused as changing too fast (a game changing
+that fast is rare: its players take turns)."""
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """What one attempt of :func:`optimistic_write` saves: the events, what is
+    saved beside the document (:func:`~service.hosting.snapshots.snapshot`) and
+    the idempotency record of the request, if it sent a key."""
+
+    events: list[Event]
+    saved: dict[str, Any]
+    idempotency: IdempotencyRecord | None = None
+
+
+Step = Callable[[int, GameRecord], tuple[Write | None, T]]
+"""``step(version, record)``: changes the record and says what to save (None:
+nothing), and what the write gives its caller."""
+
+
+def optimistic_write(
+    store: GameStore,
+    config: Config,
+    game_id: str,
+    step: Step[T],
+    *,
+    idem: Idempotency | None = None,
+    expected: int | None = None,
+) -> T:
+    """Load the game, play its overdue turn if any (once), run ``step`` and save
+    what it changed if the game is still at the version it read; else start over.
+
+    ``expected`` is the version the caller expects (``If-Match``):
+    :class:`VersionMismatchError` when the game is at another.  Raises
+    :class:`GameNotFound`, :class:`ChangingTooFastError` after
+    :data:`MAX_ATTEMPTS` lost races, and :class:`IdempotentReplay` when
+    ``idem``'s key was used already (found on reading, or refused on writing)."""
+    settled = False  # one stretch of overdue turns per write (bounded work)
+    for _attempt in range(MAX_ATTEMPTS):
+        version, record = _load(store, game_id, idem)
+        if not settled:
+            events = apply_timeouts(record, history=lambda: public_events(store, game_id))
+            if events:
+                settled = True
+                overdue = Write(events, snapshot(record, version + 1))
+                try:
+                    _commit(store, config, game_id, version, record, overdue)
+                except VersionConflict:
+                    pass  # someone else changed it (perhaps the same timeout): reload
+                continue
+        if expected is not None and expected != version:
+            ahead = (
+                ": the game lost changes you saw (its store failed over); reload it"
+                if expected > version
+                else ""
+            )
+            raise VersionMismatchError(
+                f"If-Match names version {expected}, the game is at version {version}{ahead}",
+                current_version=version,
+            )
+        write, result = step(version, record)
+        if write is None:
+            return result
+        try:
+            _commit(store, config, game_id, version, record, write)
+        except VersionConflict as conflict:
+            if expected is not None:
+                raise VersionMismatchError(
+                    "the game changed while this move was being applied",
+                    current_version=conflict.current_version,
+                ) from None
+            continue
+        return result
+    raise ChangingTooFastError("the game is changing too fast; retry")
+
+
+def _load(store: GameStore, game_id: str, idem: Idempotency | None) -> tuple[int, GameRecord]:
+    if idem is not None:
+        found, earlier = store.load_with_idempotency(game_id, idem.key_hash)
+        if earlier is not None:
+            raise IdempotentReplay(*earlier)
+    else:
+        found = store.load_game(game_id)
+    if found is None:
+        raise GameNotFound(game_id)
+    version, raw, results = found
+    return version, GameRecord.loaded(raw, results)
+
+
+def _commit(
+    store: GameStore, config: Config, game_id: str, version: int, record: GameRecord, write: Write
+) -> None:
+    lobby_listing.before_write(store, config, record)
+    store.commit(
+        game_id,
+        version,
+        record.to_bytes(),
+        events_payload(write.events),
+        idempotency=write.idempotency,
+        deliveries=webhook_deliveries.deliveries(record, write.events),
+        **write.saved,
+    )
+    lobby_listing.committed(store, config, record)
+
+
+def current(store: GameStore, config: Config, game_id: str) -> tuple[int, GameRecord]:
+    """The game's version and record after any overdue turn was played
+    (:class:`GameNotFound` without one)."""
+    return optimistic_write(
+        store, config, game_id, lambda version, record: (None, (version, record))
+    )
+
+
+def create_game(
+    store: GameStore,
+    config: Config,
+    record: GameRecord,
+    events: list[Event],
+    idempotency: IdempotencyRecord | None = None,
+) -> None:
+    """Save a new game at version 1 with its first events (and the idempotency
+    record of the request that made it).  Raises :class:`GameExists`, or
+    :class:`IdempotentReplay` when it was made by a request with the same key."""
+    lobby_listing.before_write(store, config, record)
+    store.create(
+        record.id,
+        record.to_bytes(),
+        events_payload(events),
+        idempotency=idempotency,
+        deliveries=webhook_deliveries.deliveries(record, events),
+        **snapshot(record, 1),
+    )
+
+
+def public_events(store: GameStore, game_id: str) -> list[dict[str, Any]]:
+    """Every public event of a game (for bots that track the cards)."""
+    return [orjson.loads(raw) for _seq, raw in store.all_events(game_id)]
