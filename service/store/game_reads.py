@@ -13,6 +13,7 @@ from service.store.events import MAX_EVENTS_PER_READ, HistoryPage, Page, read_ev
 from service.store.failures import translate_errors
 from service.store.history import Chain, Position
 from service.store.script_args import deadline_of
+from service.store.store_errors import GameNotFound, VersionConflict
 
 REPLAY_HEAD = b'{"f":1,"r":'
 """How a saved replay's text begins: its format (1), then the replay (read without parsing)."""
@@ -47,8 +48,49 @@ class GameReads:
     """The reads of a game store, over :meth:`_fetch`."""
 
     def _fetch(self, *commands: tuple[Any, ...]) -> list[Any]:
-        """Replies to ``commands`` sent in one round trip."""
+        """Replies to ``commands`` sent in one round trip (given by the store)."""
         raise NotImplementedError
+
+    def _confirm_written(self, game_id: str) -> None:
+        """Wait until the writes made so far are confirmed, if the store's
+        durability asks (given by the store)."""
+        raise NotImplementedError
+
+    def load_with_idempotency(
+        self, game_id: str, key_hash: str
+    ) -> tuple[LoadedGame | None, tuple[bytes, bytes] | None]:
+        """:meth:`load_game` and the idempotency record of ``key_hash``, in one round trip.
+
+        Returns ``(game, record)``: ``(version, document, results)`` or None, and
+        ``(fingerprint, response)`` or None.
+        """
+        with translate_errors():
+            found, (fingerprint, response) = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS),
+                ("HMGET", keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)),
+            )
+        game = loaded_game(found)
+        record = None if fingerprint is None or response is None else (fingerprint, response)
+        if record is not None:
+            # about to be answered again: only once the write it answers is confirmed
+            self._confirm_written(game_id)
+        return game, record
+
+    def chain_at(self, game_id: str, version: int) -> Chain:
+        """The game's digest chain, read now (for a commit at ``version`` whose
+        caller did not read it).  A game behind ``version`` is a
+        :class:`VersionConflict` now: it could reach ``version`` before the
+        commit, from a chain other than this one.  A game past it is left to the
+        commit to refuse (or to answer an idempotent replay)."""
+        with translate_errors():
+            [(found, key, head)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "k", "h")
+            )
+        if found is None:
+            raise GameNotFound(game_id)
+        if int(found) < int(version):
+            raise VersionConflict(int(found))
+        return Chain((key or b"").decode(), (head or b"").decode())
 
     def load_public(self, game_id: str) -> tuple[int, float | None, bytes, bytes | None] | None:
         """``(version, turn deadline, public view, results)`` saved with the last

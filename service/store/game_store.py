@@ -38,14 +38,13 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 from redis.commands.core import Script
 
 from service.config import Config
 from service.store import budget, keys
 from service.store.durability import Command, Durability, check_support, send_durably
 from service.store.failures import translate_errors
-from service.store.game_reads import LOADED_FIELDS, REPLAY_HEAD, GameReads, LoadedGame, loaded_game
+from service.store.game_reads import REPLAY_HEAD, GameReads
 from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
 from service.store.lobby_index import LobbyIndex
@@ -72,6 +71,7 @@ from service.store.store_errors import (
     VersionConflict,
 )
 from service.store.stream_leases import LEASE_SCRIPT, StreamLeases
+from service.store.tickets import TicketStore
 from service.store.wakeups import Wakeups, Watch
 
 PING_TIMEOUT_SECONDS = 0.5
@@ -84,7 +84,7 @@ a client that keys every move still finds its own, while the game's storage stay
 bounded however many keys it is sent."""
 
 
-class GameStore(GameReads):
+class GameStore(GameReads, TicketStore):
     """All of the service's Redis access: create, load and commit games, read events.
 
     Thread-safe; share one instance per process.  Every method raises
@@ -211,6 +211,20 @@ class GameStore(GameReads):
         command = ("EVALSHA", script.sha, len(key_list), *key_list, *args)
         return self._durably(game_id, command, script)
 
+    def _confirm_written(self, game_id: str) -> None:
+        """Wait until the writes made so far are confirmed, if durability is on."""
+        if self._durability.on:
+            self._confirm(self._durably(game_id)[1])
+
+    def _confirmed(self, game_id: str, command: Command) -> bool:
+        """Send ``command`` and wait for its confirmation, if durability is on
+        (:class:`~service.store.store_errors.NotDurable` when not confirmed);
+        False, sending nothing, when it is off."""
+        if not self._durability.on:
+            return False
+        self._confirm(self._durably(game_id, command)[1])
+        return True
+
     def _confirm(self, confirmation: list[Any] | None) -> None:
         """Raise :class:`~service.store.store_errors.NotDurable` unless ``confirmation``
         confirms the write (None: durability is off)."""
@@ -269,26 +283,6 @@ class GameStore(GameReads):
             raise GameExists(game_id)
         return 1
 
-    def load_with_idempotency(
-        self, game_id: str, key_hash: str
-    ) -> tuple[LoadedGame | None, tuple[bytes, bytes] | None]:
-        """:meth:`load_game` and the idempotency record of ``key_hash``, in one round trip.
-
-        Returns ``(game, record)``: ``(version, document, results)`` or None, and
-        ``(fingerprint, response)`` or None.
-        """
-        with translate_errors():
-            found, (fingerprint, response) = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS),
-                ("HMGET", keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)),
-            )
-        game = loaded_game(found)
-        record = None if fingerprint is None or response is None else (fingerprint, response)
-        if record is not None and self._durability.on:
-            # about to be answered again: only once the write it answers is confirmed
-            self._confirm(self._durably(game_id)[1])
-        return game, record
-
     def commit(
         self,
         game_id: str,
@@ -333,7 +327,7 @@ class GameStore(GameReads):
         reported as a conflict.
         """
         if chain is None:
-            chain = self._chain_at(game_id, expected_version)
+            chain = self.chain_at(game_id, expected_version)
         digests, head = link(chain, events)
         key_list, args = script_input(
             game_id,
@@ -359,64 +353,12 @@ class GameStore(GameReads):
             raise IdempotentReplay(result[2], result[3])
         raise GameNotFound(game_id)
 
-    def _chain_at(self, game_id: str, version: int) -> Chain:
-        """The game's digest chain, read now (for a commit at ``version`` whose
-        caller did not read it).  A game behind ``version`` is a
-        :class:`VersionConflict` now: it could reach ``version`` before the
-        commit, from a chain other than this one.  A game past it is left to the
-        commit to refuse (or to answer an idempotent replay)."""
-        with translate_errors():
-            [(found, key, head)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "k", "h")
-            )
-        if found is None:
-            raise GameNotFound(game_id)
-        if int(found) < int(version):
-            raise VersionConflict(int(found))
-        return Chain((key or b"").decode(), (head or b"").decode())
-
     def watch(self, game_id: str) -> Watch:
         """A watch woken by each commit of ``game_id`` until it is closed (or its
         ``with`` block ends); make it before reading the events, see
         :mod:`service.store.wakeups`."""
         self._ensure_connected()
         return self._wakeups.watch(game_id)
-
-    def issue_ticket(
-        self, game_id: str, ticket: str, seat: int, holder: str, ttl_seconds: int
-    ) -> None:
-        """Remember that ``ticket`` stands for ``seat`` of ``game_id`` as held by the
-        token whose hash is ``holder``, for ``ttl_seconds`` (Redis keeps a hash of the
-        ticket, never the ticket)."""
-        value = orjson.dumps({"v": 1, "seat": seat, "holder": holder})
-        if self._durability.on:
-            command = ("SET", keys.ticket_key(game_id, ticket), value, "EX", ttl_seconds)
-            self._confirm(self._durably(game_id, command)[1])
-            return
-        with translate_errors():
-            self.client.set(keys.ticket_key(game_id, ticket), value, ex=ttl_seconds)
-
-    def open_ticket(self, game_id: str, ticket: str, ttl_seconds: int) -> tuple[int, str] | None:
-        """``(seat, holder)`` of ``ticket`` in ``game_id``, its life renewed to
-        ``ttl_seconds``; None if it is unknown or expired."""
-        with translate_errors():
-            value = self.client.getex(keys.ticket_key(game_id, ticket), ex=ttl_seconds)
-        if value is None:
-            return None
-        data = orjson.loads(value)
-        if not isinstance(data, dict):  # a bare seat number, as tickets were: no holder to check
-            return None
-        return int(data["seat"]), str(data["holder"])
-
-    def renew_ticket(self, game_id: str, ticket: str, ttl_seconds: int) -> None:
-        """Renew ``ticket``'s life to ``ttl_seconds`` (if it is still there)."""
-        with translate_errors():
-            self.client.expire(keys.ticket_key(game_id, ticket), ttl_seconds)
-
-    def void_ticket(self, game_id: str, ticket: str) -> None:
-        """Forget ``ticket``."""
-        with translate_errors():
-            self.client.delete(keys.ticket_key(game_id, ticket))
 
     def save_replay(self, game_id: str, replay: bytes) -> None:
         """Keep ``replay`` (the JSON text of a finished game's replay, which never
