@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-ab bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-ab bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
@@ -76,6 +76,9 @@ bench-ab: install ## two instances differing by environment, loaded in turn: mak
 	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
 		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
 	$(PY) bench/side_by_side.py $(AB)
+
+bench-commit: install ## the commit script in Redis with and without the epoch of event tags (INFO; about 20 s)
+	$(PY) bench/commit_script.py
 
 bench-wait: install ## a commit's round trip with and without REDIS_WAIT_REPLICAS=1 (one replica; about 10 s)
 	$(PY) bench/confirmed_writes.py

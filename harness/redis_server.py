@@ -177,6 +177,25 @@ class RedisServer:
         if self.process is not None:
             self.process.send_signal(signal.SIGCONT)
 
+    def snapshot(self) -> Path:
+        """Save the data set now (``SAVE``) and keep a copy of the RDB file aside:
+        what :meth:`roll_back` brings back."""
+        client = self.client(socket_timeout=10)
+        try:
+            client.save()
+        finally:
+            client.close()
+        kept = self.dir / f"snapshot-{time.monotonic_ns()}.rdb"
+        shutil.copyfile(self.dir / "dump.rdb", kept)
+        return kept
+
+    def roll_back(self, snapshot: Path) -> RedisServer:
+        """Come back with less than was acknowledged: SIGKILL the server, put the
+        older ``snapshot`` in place of its data, start it again (a new run_id)."""
+        self.kill()
+        shutil.copyfile(snapshot, self.dir / "dump.rdb")
+        return self.start()
+
     def restart(self) -> RedisServer:
         self.stop()
         return self.start()

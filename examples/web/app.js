@@ -7,7 +7,8 @@ const API = (new URLSearchParams(location.search).get("api") || "http://127.0.0.
 
 // What the page saw: handy in the console, and what the test suite checks.
 window.record = {
-  events: [],        // every event the stream delivered, in order
+  events: [],        // every event the stream delivered, in order (less those a reset dropped)
+  resets: [],        // every reset: the game's history changed (its store lost changes)
   sources: 0,        // EventSources opened (each with a fresh ticket)
   reconnects: 0,     // times the browser reconnected a source by itself
   notModified: 0,    // views answered 304 to If-None-Match
@@ -94,7 +95,7 @@ async function newGame() {
   const created = await json(await call("POST", "/v1/games", {body: {players}, key: newKey()}));
   const me = created.players.find((p) => p.token);
   game = {id: created.id, token: me.token, seat: me.seat, view: null, etag: null,
-          source: null, lastSeq: 0, busy: false, again: false, over: false};
+          source: null, lastSeq: 0, lastId: "0", busy: false, again: false, over: false};
   $("status").textContent = `Game ${game.id}: you are seat ${game.seat}.`;
   $("refresh").disabled = false;
   follow().catch(showError);
@@ -106,7 +107,10 @@ async function newGame() {
 // The browser reconnects the source by itself (an instance restarting, a network
 // blip), sending Last-Event-ID: the ticket holds for those reconnects.  Only when
 // the browser gives up (readyState CLOSED: the ticket expired or the seat changed
-// hands) does the page buy a new ticket and resume after the last seq it saw.
+// hands) does the page buy a new ticket and resume after the last event it saw
+// (its id, `<seq>.<tag>`).  A `reset` frame says the game's history is not the
+// one the page saw (the server's store lost changes): the page forgets the events
+// after the point both share and reads the view again.
 const TYPES = ["game_created", "player_joined", "game_started", "round_started", "dealt",
   "drew", "discarded", "turn", "went_out", "go_out_claim", "go_out_refused", "laid_down",
   "round_ended", "stock_reshuffled", "autopilot_on", "autopilot_off", "game_finished",
@@ -118,13 +122,14 @@ async function follow() {
   const {ticket} = await json(await call("POST", `${path}/stream-tickets`,
                                          {token: current.token}));
   if (game !== current) return;
-  const query = `ticket=${encodeURIComponent(ticket)}&after=${current.lastSeq}`;
+  const query = `ticket=${encodeURIComponent(ticket)}&after=${current.lastId}`;
   const source = new EventSource(`${API}${path}/events?${query}`);
   current.source = source;
   record.sources += 1;
   for (const type of TYPES) {  // every frame has an event type: onmessage sees none
     source.addEventListener(type, (message) => onEvent(current, JSON.parse(message.data)));
   }
+  source.addEventListener("reset", (message) => onReset(current, JSON.parse(message.data)));
   source.onerror = () => {
     if (source.readyState === EventSource.CONNECTING) {
       record.reconnects += 1;  // the browser reconnects after the `retry:` hint
@@ -141,8 +146,10 @@ function onEvent(current, event) {
     return;
   }
   current.lastSeq = event.seq;
+  current.lastId = event.id;
   record.events.push(event);
   const item = document.createElement("li");
+  item.dataset.seq = event.seq;
   item.textContent = describe(event);
   $("events").prepend(item);
   if (event.type === "game_finished") {
@@ -150,6 +157,18 @@ function onEvent(current, event) {
     record.finished = event;
     current.source.close();
   }
+  update();
+}
+
+function onReset(current, reset) {
+  current.lastSeq = reset.shared_seq;
+  current.lastId = reset.shared_id;
+  record.resets.push(reset);
+  record.events = record.events.filter((event) => event.seq <= reset.shared_seq);
+  for (const item of [...$("events").children]) {
+    if (Number(item.dataset.seq) > reset.shared_seq) item.remove();
+  }
+  current.etag = null;  // the view we hold may be of the lost history: read it whole
   update();
 }
 

@@ -24,13 +24,14 @@ from service.api.responses import json_response
 from service.api.schemas import inputs
 from service.hosting.tokens import hash_token
 from service.store import GameNotFound
+from service.store.history import Position, event_id
 
 TICKET_REFUSED = "this stream ticket is unknown, expired, or its seat changed hands"
 
 EVENTS_QUERY = inputs.EventsQuery()
 EVENTS_HEADERS = inputs.EventsHeaders()
 
-Events = tuple[str, int, float, str | None]
+Events = tuple[str, Position, float, str | None]
 """``(media, after, wait, ticket)`` of a request for events."""
 
 
@@ -65,7 +66,7 @@ def parse(environ: dict[str, Any]) -> Events:
     return events_request(query, headers, request.accept_mimetypes)
 
 
-def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None) -> Response:
+def follow(game_id: str, media: str, after: Position, wait: float, ticket: str | None) -> Response:
     """Events of ``game_id`` after ``after``: as JSON a page, waiting up to ``wait``
     seconds for one (a long poll); as SSE or NDJSON a stream (``wait`` unused).
     A seat's private events are those its token (or ticket) may see: up to the
@@ -75,10 +76,11 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
         wait = min(wait, services().config.long_poll_max_seconds)
         if wait <= 0:
             seat = None if proof is None else proof[0]
-            found, cursor, _deadline = store().events(game_id, after, seat)
+            page = store().history(game_id, after, seat)
+            found = page.events
             if proof is not None:
                 found, _held = streams.while_held(game_id, found, *proof)
-            return _events_page(found, cursor)
+            return _events_page(found, page.cursor, page.reset)
     if proof is None and store().load_version(game_id) is None:
         # before watching: a watch subscribes the game's channel (and it lingers),
         # which an unknown id must not cost (a proof has read the game already)
@@ -93,18 +95,27 @@ def follow(game_id: str, media: str, after: int, wait: float, ticket: str | None
             response = follower.stream(found)
             follower = None  # the stream's now: the server closes it when it ends
             return response
-        if not found:  # the next batch, none once `wait` is over, or the process stops
-            follower.hold(wait)  # waiting, it is one of the client's streams (or 429)
-            found = follower.next_batch(wait) or []
-        return _events_page(found, follower.cursor)
+        reset = follower.take_reset()
+        if not found and reset is None:  # the next batch, none once `wait` is over, or
+            follower.hold(wait)  # the process stops; waiting, it is one of the client's
+            found = follower.next_batch(wait) or []  # streams (or 429)
+            reset = follower.take_reset()
+        return _events_page(found, follower.cursor, reset)
     finally:
         if follower is not None:
             follower.close()
 
 
-def _events_page(found: list[tuple[int, bytes]], cursor: int) -> Response:
-    events = [streams.event_json(seq, raw)[0] for seq, raw in found]
-    return json_response({"events": events, "last_seq": cursor})
+def _events_page(found: list[streams.Tagged], cursor: Position, reset: Position | None) -> Response:
+    events = [streams.event_json(seq, tag, raw)[0] for seq, tag, raw in found]
+    page: dict[str, Any] = {
+        "events": events,
+        "last_seq": cursor.seq,
+        "last_id": event_id(cursor.seq, cursor.tag or ""),
+    }
+    if reset is not None:
+        page["reset"] = streams.reset_fields(reset)
+    return json_response(page)
 
 
 def _proof(game_id: str, ticket: str | None) -> streams.Proof | None:

@@ -27,7 +27,8 @@ from service.api.problems import ApiError
 from service.logs import CURRENT_REQUEST
 from service.store import GameNotFound, StoreUnavailable
 from service.store.budget import close_budget, extend, open_budget
-from service.store.events import MAX_EVENTS_PER_READ, Page
+from service.store.events import MAX_EVENTS_PER_READ, HistoryPage
+from service.store.history import Position, event_id
 from service.store.shutdown import shutting_down
 from service.store.stream_leases import Lease
 from service.store.wakeups import Watch
@@ -97,6 +98,7 @@ class Follower:
         "_ticket",
         "_renew_at",
         "_lease",
+        "_reset",
         "cursor",
         "deadline",
     )
@@ -105,7 +107,7 @@ class Follower:
         self,
         game_id: str,
         proof: Proof | None,
-        after: int,
+        after: Position,
         media: str,
         ticket: str | None = None,
     ) -> None:
@@ -117,10 +119,11 @@ class Follower:
         self._media = media
         self._ticket = ticket  # renewed while its stream is open: see _keep_ticket
         self._renew_at = time.monotonic() + self._call.services.config.stream_ticket_seconds / 2
-        self._first: list[tuple[int, bytes]] | None = None
+        self._first: list[Tagged] | None = None
         self._ending: bytes | None = None
         self._behind = False
         self.cursor = after
+        self._reset: Position | None = None  # see take_reset
         self.deadline: float | None = None
         self._lease: Lease | None = None  # see hold
         # before any read: none missed; None once closed
@@ -148,21 +151,22 @@ class Follower:
                 self._call.services.store, self._call.environ, self._game_id, self._seat, wait
             )
 
-    def read(self) -> list[tuple[int, bytes]]:
+    def read(self) -> list[Tagged]:
         """The events there are now after the cursor, a page at most (the cursor
         advanced past them).  Raises :class:`GameNotFound` and
         :class:`StoreUnavailable`."""
         return self._advance(
-            self._call.services.store.events(
+            self._call.services.store.history(
                 self._game_id, self.cursor, self._seat, limit=PAGE_EVENTS
             )
         )
 
-    def next_batch(self, seconds: float) -> list[tuple[int, bytes]] | None:
+    def next_batch(self, seconds: float) -> list[Tagged] | None:
         """The next events: at once while the last read left more, else as soon as
         they are committed (read from their publish when it follows the cursor,
-        else from the stream); none once ``seconds`` pass without any; None once
-        the process is stopping.  Raises :class:`GameNotFound` and
+        else from the stream); none once ``seconds`` pass without any, or at once
+        when the game's history turned out to be another (:meth:`take_reset`);
+        None once the process is stopping.  Raises :class:`GameNotFound` and
         :class:`StoreUnavailable` from its reads."""
         watch = self._watch
         assert watch is not None, "a closed follower"
@@ -170,7 +174,7 @@ class Follower:
         while not shutting_down():
             if self._behind:
                 events = self.read()
-                if events:
+                if events or self._reset is not None:
                     return events
                 continue
             wait = until - time.monotonic()
@@ -186,22 +190,32 @@ class Follower:
                 self.deadline = None
             if not woken:
                 continue
-            published = watch.take(self.cursor, self._seat)
+            published = watch.take(self.cursor.seq, self._seat, self.cursor.tag)
             events = self._advance(published) if published is not None else self.read()
-            if events:
+            if events or self._reset is not None:  # a reset is news, even with no events
                 return events
         return None
 
-    def _advance(self, page: Page) -> list[tuple[int, bytes]]:
+    def take_reset(self) -> Position | None:
+        """The last point shared with the history the follower followed, if the
+        game's history turned out to be another since the last call (the events
+        read since are those after it); else None."""
+        reset, self._reset = self._reset, None
+        return reset
+
+    def _advance(self, page: HistoryPage) -> list[Tagged]:
         """Move past ``page``: its cursor and deadline are the follower's now; its
         events are those the follower may see (:meth:`_while_held`)."""
-        self._behind = page.cursor - self.cursor >= PAGE_EVENTS
+        if page.reset is not None:
+            self._reset = page.reset
+        start = self.cursor if page.reset is None else page.reset
+        self._behind = page.cursor.seq - start.seq >= PAGE_EVENTS
         self.cursor, self.deadline = page.cursor, page.deadline
         if self._holder is None or left_at(page.events, self._seat) is None:
             return page.events
         return self._while_held(page.events)
 
-    def _while_held(self, events: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    def _while_held(self, events: list[Tagged]) -> list[Tagged]:
         """``events``, which hold a ``player_left`` of the follower's seat: all of
         them if the token it was proven with holds the seat still (another
         player left it before); else the follower stops seeing the seat's private
@@ -245,7 +259,7 @@ class Follower:
             CURRENT_CALL.reset(bound_call)
             CURRENT_REQUEST.reset(bound)
 
-    def stream(self, first: list[tuple[int, bytes]]) -> Response:
+    def stream(self, first: list[Tagged]) -> Response:
         """The streamed answer in this follower's media (SSE or NDJSON): the
         ``first`` events, then each batch as it comes, a heartbeat each
         ``SSE_HEARTBEAT_SECONDS`` without one, and (SSE) a last comment when the
@@ -267,7 +281,7 @@ class Follower:
         if first is not None:
             self._first = None
             opening = b"retry: %d\n\n" % RETRY_MILLISECONDS if sse else b"\n"
-            return opening + ((sse_frames(first) if sse else ndjson_lines(first)) if first else b"")
+            return opening + self._frames(first)
         if self._ending is not None:
             raise StopIteration
         ending = STOPPING
@@ -279,8 +293,8 @@ class Follower:
                 self._lease.keep()
             if self._holder is not None:
                 self._note_life()
-            if events:
-                return sse_frames(events) if sse else ndjson_lines(events)
+            if events or self._reset is not None:
+                return self._frames(events or [])
             if events is not None:
                 return b": keep-alive\n\n" if sse else b"\n"
         except GameNotFound:
@@ -291,6 +305,14 @@ class Follower:
         if sse:
             return self._ending
         raise StopIteration
+
+    def _frames(self, events: list[Tagged]) -> bytes:
+        """``events`` in the stream's media, after a reset frame (a line in NDJSON)
+        when the game's history turned out to be another (:meth:`take_reset`)."""
+        sse = self._media == SSE
+        reset = self.take_reset()
+        head = b"" if reset is None else (sse_reset(reset) if sse else ndjson_reset(reset))
+        return head + (sse_frames(events) if sse else ndjson_lines(events))
 
     def _note_life(self) -> None:
         """A seat's open stream is a sign of life of its player: tell the lobby (at
@@ -320,29 +342,32 @@ class Follower:
         self._renew_at = now + seconds / 2
 
 
+Tagged = tuple[int, str, bytes]
+"""An event as a follower reads it: ``(seq, tag, event JSON)`` (:mod:`service.store.history`)."""
+
 Proof = tuple[int, str]
 """What proved a follower's seat: the seat, and the hash of the token that holds it."""
 
 
-def left_at(events: list[tuple[int, bytes]], seat: int | None) -> int | None:
+def left_at(events: list[Tagged], seat: int | None) -> int | None:
     """The index in ``events`` of the first ``player_left`` of ``seat``, if any.
 
-    >>> left_at([(4, b'{"type":"player_left","seat":2}'), (5, b'{"type":"drew"}')], 2)
+    >>> left_at([(4, "", b'{"type":"player_left","seat":2}'), (5, "", b'{"type":"drew"}')], 2)
     0
-    >>> left_at([(4, b'{"type":"player_left","seat":2}')], 1), left_at([], None)
+    >>> left_at([(4, "", b'{"type":"player_left","seat":2}')], 1), left_at([], None)
     (None, None)
     """
     if seat is None:
         return None
-    for index, (_seq, raw) in enumerate(events):
+    for index, (_seq, _tag, raw) in enumerate(events):
         if b'"player_left"' in raw and orjson.loads(raw).get("seat") == seat:
             return index
     return None
 
 
 def while_held(
-    game_id: str, events: list[tuple[int, bytes]], seat: int, holder: str
-) -> tuple[list[tuple[int, bytes]], bool]:
+    game_id: str, events: list[Tagged], seat: int, holder: str
+) -> tuple[list[Tagged], bool]:
     """``events`` (those visible to ``seat``) as the token whose hash is ``holder``
     may see them, and whether it holds ``seat`` still: all of them while it does;
     once it does not, the seat's private events after its first ``player_left``
@@ -361,36 +386,75 @@ def while_held(
         held = False
     if held:
         return events, True
-    return events[: at + 1] + [e for e in events[at + 1 :] if not _private(e[1])], False
+    return events[: at + 1] + [e for e in events[at + 1 :] if not _private(e[2])], False
 
 
 def _private(raw: bytes) -> bool:
     return bool(orjson.loads(raw).get("private"))
 
 
-def event_json(seq: int, raw: bytes) -> tuple[dict[str, Any], bytes]:
-    """A stored event as it is sent: its fields with ``seq`` first; and its JSON text."""
-    event = {"seq": seq, **orjson.loads(raw)}
+def event_json(seq: int, tag: str, raw: bytes) -> tuple[dict[str, Any], bytes]:
+    """A stored event as it is sent: its fields after ``seq`` and ``id``
+    (:func:`~service.store.history.event_id`); and its JSON text."""
+    event = {"seq": seq, "id": event_id(seq, tag), **orjson.loads(raw)}
     return event, orjson.dumps(event)
 
 
-def sse_frames(batch: list[tuple[int, bytes]]) -> bytes:
-    r"""Server-Sent Events frames for ``batch``.
+def sse_frames(batch: list[Tagged]) -> bytes:
+    r"""Server-Sent Events frames for ``batch``, each with its event's id.
 
-    >>> sse_frames([(3, b'{"type":"drew","seat":1}')])
-    b'id: 3\nevent: drew\ndata: {"seq":3,"type":"drew","seat":1}\n\n'
+    >>> frame = sse_frames([(3, "5f0c1a2b00000000", b'{"type":"drew","seat":1}')])
+    >>> frame.split(b"\n")  # doctest: +NORMALIZE_WHITESPACE
+    [b'id: 3.5f0c1a2b00000000', b'event: drew',
+     b'data: {"seq":3,"id":"3.5f0c1a2b00000000","type":"drew","seat":1}', b'', b'']
     """
     frames = []
-    for seq, raw in batch:
-        event, text = event_json(seq, raw)
-        frames.append(b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, event["type"].encode(), text))
+    for seq, tag, raw in batch:
+        event, text = event_json(seq, tag, raw)
+        frames.append(
+            b"id: %s\nevent: %s\ndata: %s\n\n"
+            % (event_id(seq, tag).encode(), event["type"].encode(), text)
+        )
     return b"".join(frames)
 
 
-def ndjson_lines(batch: list[tuple[int, bytes]]) -> bytes:
+def reset_fields(shared: Position) -> dict[str, Any]:
+    """What a reset says: the last point both histories share, as seq and id."""
+    return {"shared_seq": shared.seq, "shared_id": event_id(shared.seq, shared.tag or "")}
+
+
+def reset_json(shared: Position) -> bytes:
+    """A reset as a stream sends it: :func:`reset_fields` as an object of type ``reset``."""
+    return orjson.dumps({"type": "reset", **reset_fields(shared)})
+
+
+def sse_reset(shared: Position) -> bytes:
+    r"""The SSE frame telling a stream's client that the game's history is not the
+    one it followed: it goes back to ``shared`` (its id, so that a reconnection
+    resumes from there).
+
+    >>> sse_reset(Position(4, "5f0c1a2b00000000"))  # doctest: +ELLIPSIS
+    b'id: 4.5f0c1a2b00000000\nevent: reset\ndata: {"type":"reset","shared_seq":4,...}\n\n'
+    """
+    return b"id: %s\nevent: reset\ndata: %s\n\n" % (
+        event_id(shared.seq, shared.tag or "").encode(),
+        reset_json(shared),
+    )
+
+
+def ndjson_lines(batch: list[Tagged]) -> bytes:
     r"""NDJSON lines for ``batch``.
 
-    >>> ndjson_lines([(3, b'{"type":"drew"}')])
-    b'{"seq":3,"type":"drew"}\n'
+    >>> ndjson_lines([(3, "5f0c1a2b00000000", b'{"type":"drew"}')])
+    b'{"seq":3,"id":"3.5f0c1a2b00000000","type":"drew"}\n'
     """
-    return b"".join(event_json(seq, raw)[1] + b"\n" for seq, raw in batch)
+    return b"".join(event_json(seq, tag, raw)[1] + b"\n" for seq, tag, raw in batch)
+
+
+def ndjson_reset(shared: Position) -> bytes:
+    r"""The NDJSON line of a reset (see :func:`sse_reset`).
+
+    >>> ndjson_reset(Position(0, ""))
+    b'{"type":"reset","shared_seq":0,"shared_id":"0"}\n'
+    """
+    return reset_json(shared) + b"\n"

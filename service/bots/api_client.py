@@ -141,8 +141,9 @@ class Client:
         headers = {"If-Match": f'"{version}"', "Idempotency-Key": key}
         return self._request("POST", self._game + "/moves", move, headers)
 
-    def open_stream(self, last_event_id: int) -> Stream:
-        """Open the game's SSE stream after ``last_event_id`` (0: from the start).
+    def open_stream(self, last_event_id: str) -> Stream:
+        """Open the game's SSE stream after the event ``last_event_id`` names
+        (``"0"``: from the start).
 
         Raises :class:`ApiProblem` for an error answer, ``OSError`` (``TimeoutError``,
         ``ConnectionError``...) when the service cannot be reached.
@@ -157,8 +158,8 @@ class Client:
         else:
             raise ValueError(f"not an http(s) URL: {self.base_url}")
         headers = {**self._headers("text/event-stream"), "Cache-Control": "no-cache"}
-        if last_event_id > 0:
-            headers["Last-Event-ID"] = str(last_event_id)
+        if last_event_id != "0":
+            headers["Last-Event-ID"] = last_event_id
         try:
             connection.request("GET", base.path.rstrip("/") + self._game + "/events", None, headers)
             assert connection.sock is not None

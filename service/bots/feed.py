@@ -9,8 +9,17 @@ When the stream ends (the service's stop notice, ``: server stopping...``,
 then EOF), breaks, or stays silent longer than the client's ``stream_timeout``
 (the service sends heartbeats), the feed waits the service's ``retry:`` hint
 (growing on repeated failures, with jitter) and opens the stream again with
-``Last-Event-ID`` set to the last seq it handed out: nothing is missed, and
-an event seen twice (it should not be) is dropped, never handed out again.
+``Last-Event-ID`` set to the id (``<seq>.<tag>``) of the last event it handed
+out: nothing is missed, and an event seen twice (it should not be) is
+dropped, never handed out again.
+
+When the game's history is not the one the feed followed (Redis came back
+with less than it acknowledged), the service sends a reset frame (``event:
+reset``) naming the last point both histories share; the feed hands it out
+as an item of type ``reset`` (with ``shared_seq`` and ``shared_id``) before
+the events that follow that point, which it hands out even if their seqs
+were handed out before: the caller forgets what it had after ``shared_seq``
+and reads the view again.
 429, 502, 503 and 504 answers (a proxy's too, while the service is away)
 are retried, after ``Retry-After`` if they have one; other error answers
 (401, 404, 406...) and too many failures in a row end the feed and are
@@ -37,10 +46,12 @@ STOP_NOTICE = "server stopping"
 
 @dataclass
 class EventFeed:
-    """Follows one stream from ``after`` (a seq: the events after it are handed out)."""
+    """Follows one stream from ``after`` (a seq: the events after it are handed out),
+    ``last_id`` the id of its event (``"0"``: from the start)."""
 
-    open_stream: Callable[[int], Stream]
+    open_stream: Callable[[str], Stream]
     after: int = 0
+    last_id: str = "0"
     retry_seconds: float = 1.0
     """Reconnection delay until the service sends its ``retry:`` hint."""
     max_backoff: float = 30.0
@@ -48,9 +59,11 @@ class EventFeed:
     """Reconnects in a row that deliver nothing before the feed gives up."""
     log: Callable[[str], None] = lambda line: None
     resumes: list[int] = field(default_factory=list)
-    """The ``Last-Event-ID`` of every reconnect."""
+    """The seq of every reconnect's ``Last-Event-ID``."""
     stop_notices: int = 0
     duplicates: int = 0
+    resets: list[dict[str, Any]] = field(default_factory=list)
+    """Every reset the service sent (also handed out by :meth:`take`)."""
 
     def __post_init__(self) -> None:
         self._items: queue.Queue[dict[str, Any] | BaseException] = queue.Queue()
@@ -125,14 +138,14 @@ class EventFeed:
         delay = max(delay, min(self._retry_after, self.max_backoff))
         self._retry_after = 0.0
         self.log(
-            f"  event stream lost; reconnecting in {delay:.1f} s (Last-Event-ID: {self.after})"
+            f"  event stream lost; reconnecting in {delay:.1f} s (Last-Event-ID: {self.last_id})"
         )
         self._stop.wait(delay)
 
     def _follow_once(self) -> bool:
         """Open the stream and read it to its end; whether it delivered anything."""
         try:
-            stream = self.open_stream(self.after)
+            stream = self.open_stream(self.last_id)
         except ApiProblem as problem:
             if problem.status not in RETRYABLE:
                 raise
@@ -169,13 +182,19 @@ class EventFeed:
         elif isinstance(item, Comment):
             if item.text.startswith(STOP_NOTICE):
                 self.stop_notices += 1
+        elif item.type == "reset":
+            reset = json.loads(item.data)
+            self.after, self.last_id = int(reset["shared_seq"]), str(reset["shared_id"])
+            self.resets.append(reset)
+            self.log(f"  the game's history changed: back to event {self.last_id}")
+            self._items.put(reset)
         else:
             event = json.loads(item.data)
             seq = int(event["seq"])
-            if item.id and int(item.id) != seq:
-                raise ValueError(f"event id {item.id!r} is not its seq {seq}")
+            if item.id != event.get("id") or item.id.split(".")[0] != str(seq):
+                raise ValueError(f"event id {item.id!r} is not that of event {seq}")
             if seq <= self.after:
                 self.duplicates += 1
                 return
-            self.after = seq
+            self.after, self.last_id = seq, item.id
             self._items.put(event)

@@ -9,6 +9,8 @@ It uses only the public API and the standard library:
   seat arrives once, in order, and the public ones are the brain's ``history``.
   A stream that ends (the service stopping) or breaks is opened again with
   ``Last-Event-ID`` after the service's ``retry:`` hint (:mod:`service.bots.feed`);
+  after a reset (the game's store lost changes it had acknowledged), what came
+  after the point the histories share is forgotten and the view read again;
 - ``GET /v1/games/{id}/view`` for the seat's view (hand, legal moves, version),
   read whenever events arrived;
 - ``POST /v1/games/{id}/moves`` with ``If-Match: "<version>"`` and an
@@ -61,11 +63,21 @@ class Player:
 
     def _receive(self, feed: EventFeed, block: bool) -> None:
         for event in feed.take(block=block):
+            if event.get("type") == "reset":
+                self._forget_after(int(event["shared_seq"]))
+                continue
             self.received.append(int(event["seq"]))
             if not event.get("private"):
                 self.history.append(event)
             if event.get("type") == GAME_OVER:
                 self._game_over_seen = True
+
+    def _forget_after(self, shared_seq: int) -> None:
+        """Forget the events after ``shared_seq``: the game's history since is
+        another (the view, read next, is that history's)."""
+        self.received = [seq for seq in self.received if seq <= shared_seq]
+        self.history = [e for e in self.history if int(e["seq"]) <= shared_seq]
+        self._game_over_seen = any(e.get("type") == GAME_OVER for e in self.history)
 
     def _my_turn(self, view: dict[str, Any]) -> bool:
         rnd = view.get("round")

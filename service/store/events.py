@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from service.store import keys
+from service.store.divergence import shared_point
+from service.store.history import START, Position
 from service.store.script_args import deadline_of
 from service.store.store_errors import GameNotFound
 
@@ -73,3 +75,83 @@ def _visible(
 
 def _pairs(flat: Sequence[bytes]) -> dict[bytes, bytes]:
     return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+class HistoryPage(NamedTuple):
+    """What one read of a game's events from a client's position found, with the
+    tags that make their ids (:mod:`service.store.history`)."""
+
+    events: list[tuple[int, str, bytes]]
+    """``(seq, tag, event JSON)`` visible to the reader, oldest first."""
+    cursor: Position
+    """The last point examined (other seats' private events included): the next read's."""
+    deadline: float | None
+    """The current turn's deadline (Unix time), None if the game has none."""
+    reset: Position | None = None
+    """None if the reader's position is in the game's history; else the last point
+    both histories surely share (:func:`service.store.divergence.shared_point`):
+    the events are those after it."""
+
+
+def read_history(
+    fetch: Fetch, game_id: str, after: Position, seat: int | None, limit: int
+) -> HistoryPage:
+    """Events after ``after`` visible to ``seat`` (None: public only), oldest first,
+    at most ``limit`` examined: one round trip when ``after`` is in the game's
+    history (its event is read with them, to compare its tag), one more when it
+    is not (every tag is read, to find the point both share).  A bare seq (no
+    tag) is taken on trust, clamped to the game's last seq.  Raises
+    :class:`GameNotFound`."""
+    seq = max(0, after.seq)
+    (last, deadline, last_tag), entries = fetch(
+        ("HMGET", keys.key(game_id, keys.STATE), "s", "t", "g"),
+        ("XRANGE", keys.key(game_id, keys.EVENTS), f"{max(seq, 1)}-0", "+", "COUNT", limit + 1),
+    )
+    if last is None:
+        raise GameNotFound(game_id)
+    rows = [_row(entry) for entry in entries or []]
+    if seq == 0:
+        cursor = Position(0, START)
+    elif rows and rows[0][0] == seq and (after.tag is None or rows[0][1] == after.tag):
+        cursor = Position(seq, rows[0][1])
+        rows = rows[1:]
+    elif after.tag is None:  # a bare seq past the end (streams are never trimmed): clamped
+        cursor = Position(int(last), (last_tag or b"").decode())
+    else:
+        return _diverged(fetch, game_id, Position(seq, after.tag), seat, limit, deadline)
+    return _page(rows[:limit], seat, cursor, deadline_of(deadline))
+
+
+def _diverged(
+    fetch: Fetch, game_id: str, after: Position, seat: int | None, limit: int, deadline: Any
+) -> HistoryPage:
+    """The page after the last point the game's history shares with ``after``'s."""
+    [entries] = fetch(("XRANGE", keys.key(game_id, keys.EVENTS), "-", "+"))
+    rows = [_row(entry) for entry in entries or []]
+    assert after.tag is not None
+    shared = shared_point([tag for _seq, tag, _seat, _event in rows], after.seq, after.tag)
+    point = Position(shared, rows[shared - 1][1] if shared else START)
+    page = _page(rows[shared : shared + limit], seat, point, deadline_of(deadline))
+    return page._replace(reset=point)
+
+
+def _page(
+    rows: list[tuple[int, str, bytes, bytes]], seat: int | None, cursor: Position, deadline: Any
+) -> HistoryPage:
+    wanted = b"" if seat is None else str(int(seat)).encode()
+    found = [(seq, tag, event) for seq, tag, owner, event in rows if owner in (b"", wanted)]
+    if rows:
+        cursor = Position(rows[-1][0], rows[-1][1])
+    return HistoryPage(found, cursor, deadline)
+
+
+def _row(entry: Any) -> tuple[int, str, bytes, bytes]:
+    """``(seq, tag, seat, event JSON)`` of an XRANGE entry (see :func:`_visible`)."""
+    entry_id, raw_fields = entry
+    fields = raw_fields if isinstance(raw_fields, dict) else _pairs(raw_fields)
+    return (
+        int(entry_id.split(b"-", 1)[0]),
+        fields.get(b"g", b"").decode(),
+        fields.get(b"seat", b""),
+        fields[b"e"],
+    )

@@ -38,14 +38,14 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 from redis.commands.core import Script
 
 from service.config import Config
 from service.store import budget, keys
 from service.store.durability import Command, Durability, check_support, send_durably
-from service.store.events import MAX_EVENTS_PER_READ, Page, read_events
 from service.store.failures import translate_errors
+from service.store.game_reads import REPLAY_HEAD, GameReads
+from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
 from service.store.lobby_index import LobbyIndex
 from service.store.redis_client import RedisClient, connect, is_cluster, subscribers
@@ -54,10 +54,15 @@ from service.store.script_args import (
     IdempotencyRecord,
     StoredEvent,
     deadline_arg,
-    deadline_of,
     script_input,
 )
-from service.store.scripts import COMMIT_SCRIPT, CREATE_SCRIPT, SAVE_REPLAY_SCRIPT
+from service.store.scripts import (
+    COMMIT_SCRIPT,
+    CREATE_SCRIPT,
+    EMBEDDED_COMMIT_SCRIPT,
+    EMBEDDED_CREATE_SCRIPT,
+    SAVE_REPLAY_SCRIPT,
+)
 from service.store.shutdown import stop_on_shutdown
 from service.store.store_errors import (
     GameExists,
@@ -66,10 +71,8 @@ from service.store.store_errors import (
     VersionConflict,
 )
 from service.store.stream_leases import LEASE_SCRIPT, StreamLeases
+from service.store.tickets import TicketStore
 from service.store.wakeups import Wakeups, Watch
-
-REPLAY_HEAD = b'{"f":1,"r":'
-"""How a saved replay's text begins: its format (1), then the replay (read without parsing)."""
 
 PING_TIMEOUT_SECONDS = 0.5
 """What :meth:`GameStore.ping` waits at most: under a readiness probe's usual 1 s."""
@@ -81,7 +84,7 @@ a client that keys every move still finds its own, while the game's storage stay
 bounded however many keys it is sent."""
 
 
-class GameStore:
+class GameStore(GameReads, TicketStore):
     """All of the service's Redis access: create, load and commit games, read events.
 
     Thread-safe; share one instance per process.  Every method raises
@@ -127,9 +130,10 @@ class GameStore:
         return cls(config=config)
 
     def _bind(self, client: RedisClient) -> None:
-        self._create = client.register_script(CREATE_SCRIPT)
+        embedded = type(client).__module__.startswith("fakeredis")
+        self._create = client.register_script(EMBEDDED_CREATE_SCRIPT if embedded else CREATE_SCRIPT)
         self._save_replay = client.register_script(SAVE_REPLAY_SCRIPT)
-        self._commit = client.register_script(COMMIT_SCRIPT)
+        self._commit = client.register_script(EMBEDDED_COMMIT_SCRIPT if embedded else COMMIT_SCRIPT)
         self._streams = StreamLeases(
             client.register_script(LEASE_SCRIPT), self._fetch, together=not is_cluster(client)
         )
@@ -207,6 +211,20 @@ class GameStore:
         command = ("EVALSHA", script.sha, len(key_list), *key_list, *args)
         return self._durably(game_id, command, script)
 
+    def _confirm_written(self, game_id: str) -> None:
+        """Wait until the writes made so far are confirmed, if durability is on."""
+        if self._durability.on:
+            self._confirm(self._durably(game_id)[1])
+
+    def _confirmed(self, game_id: str, command: Command) -> bool:
+        """Send ``command`` and wait for its confirmation, if durability is on
+        (:class:`~service.store.store_errors.NotDurable` when not confirmed);
+        False, sending nothing, when it is off."""
+        if not self._durability.on:
+            return False
+        self._confirm(self._durably(game_id, command)[1])
+        return True
+
     def _confirm(self, confirmation: list[Any] | None) -> None:
         """Raise :class:`~service.store.store_errors.NotDurable` unless ``confirmation``
         confirms the write (None: durability is off)."""
@@ -242,11 +260,14 @@ class GameStore:
         :class:`IdempotentReplay` if it was taken by a request with the same
         idempotency key (then nothing was written; compare fingerprints and replay).
         """
+        chain = new_chain()
+        digests, head = link(chain, events)
         key_list, args = script_input(
             game_id,
             [doc, self.game_ttl_seconds, public, deadline_arg(deadline)],
-            [results or b"", seat_parts],
+            [results or b"", seat_parts, chain.key, head],
             events,
+            digests,
             idempotency,
             min(self.idempotency_ttl_seconds, self.game_ttl_seconds),
             deliveries=deliveries,
@@ -262,71 +283,6 @@ class GameStore:
             raise GameExists(game_id)
         return 1
 
-    def load_public(self, game_id: str) -> tuple[int, float | None, bytes, bytes | None] | None:
-        """``(version, turn deadline, public view, results)`` saved with the last
-        change, or None if there is no game (one round trip, without the document)."""
-        with translate_errors():
-            [(version, deadline, public, results)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r")
-            )
-        if version is None:
-            return None
-        return int(version), deadline_of(deadline), public or b"", results
-
-    def load_version(self, game_id: str) -> tuple[int, float | None] | None:
-        """``(version, turn deadline)`` of a game, or None if there is none: what a
-        conditional GET needs to answer 304 (one round trip of a few bytes)."""
-        with translate_errors():
-            [(version, deadline)] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), "v", "t"))
-        if version is None:
-            return None
-        return int(version), deadline_of(deadline)
-
-    def load_seat_view(
-        self, game_id: str
-    ) -> tuple[int, float | None, bytes, bytes | None, bytes] | None:
-        """:meth:`load_public` plus the seats' parts of their views saved with
-        the last change (``b""`` if none were): ``(version, turn deadline,
-        public view, results, seat parts)``, or None if there is no game."""
-        with translate_errors():
-            [(version, deadline, public, results, parts)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r", "q")
-            )
-        if version is None:
-            return None
-        return int(version), deadline_of(deadline), public or b"", results, parts or b""
-
-    def load_game(self, game_id: str) -> tuple[int, bytes, bytes | None] | None:
-        """``(version, document, results)`` of a game (results None when none were
-        stored), or None if there is none (one round trip)."""
-        with translate_errors():
-            [(version, doc, results)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r")
-            )
-        if version is None or doc is None:
-            return None
-        return int(version), doc, results
-
-    def load_with_idempotency(
-        self, game_id: str, key_hash: str
-    ) -> tuple[tuple[int, bytes, bytes | None] | None, tuple[bytes, bytes] | None]:
-        """:meth:`load_game` and the idempotency record of ``key_hash``, in one round trip.
-
-        Returns ``(game, record)``: ``(version, document, results)`` or None, and
-        ``(fingerprint, response)`` or None.
-        """
-        with translate_errors():
-            (version, doc, results), (fingerprint, response) = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "d", "r"),
-                ("HMGET", keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)),
-            )
-        game = None if version is None or doc is None else (int(version), doc, results)
-        record = None if fingerprint is None or response is None else (fingerprint, response)
-        if record is not None and self._durability.on:
-            # about to be answered again: only once the write it answers is confirmed
-            self._confirm(self._durably(game_id)[1])
-        return game, record
-
     def commit(
         self,
         game_id: str,
@@ -340,6 +296,7 @@ class GameStore:
         results: bytes | None = None,
         seat_parts: bytes = b"",
         deliveries: Deliveries | None = None,
+        chain: Chain | None = None,
     ) -> int:
         """Replace the document if the game is still at ``expected_version``; append events.
 
@@ -360,16 +317,24 @@ class GameStore:
         :class:`GameNotFound`, or :class:`IdempotentReplay` if the key was used
         already (then nothing was written; compare fingerprints and replay).
 
+        ``chain`` is the one :meth:`load_game` read at ``expected_version``
+        (:attr:`LoadedGame.chain`); without it, it is read first (a round trip
+        more).  The events are tagged from it (:mod:`service.store.history`).
+
         A commit whose reply is lost (timeout) is re-sent by the client
         library; the script recognises its own write (by a write id saved with
         the game) and reports success, so it is never applied twice nor
         reported as a conflict.
         """
+        if chain is None:
+            chain = self.chain_at(game_id, expected_version)
+        digests, head = link(chain, events)
         key_list, args = script_input(
             game_id,
             [int(expected_version), doc, self.game_ttl_seconds, public, deadline_arg(deadline)],
-            [results or b"", seat_parts],
+            [results or b"", seat_parts, head],
             events,
+            digests,
             idempotency,
             self.idempotency_ttl_seconds,
             IDEMPOTENCY_RECORDS_PER_GAME,
@@ -388,71 +353,12 @@ class GameStore:
             raise IdempotentReplay(result[2], result[3])
         raise GameNotFound(game_id)
 
-    def events(
-        self,
-        game_id: str,
-        after_seq: int = 0,
-        seat: int | None = None,
-        *,
-        limit: int = MAX_EVENTS_PER_READ,
-    ) -> Page:
-        """Events with seq > ``after_seq`` visible to ``seat`` (None: public only),
-        oldest first, the cursor for the next read and the turn deadline, in one
-        round trip (see :func:`service.store.events.read_events`).  To wait for
-        the next ones, :meth:`watch` the game first.  Raises :class:`GameNotFound`."""
-        with translate_errors():
-            return read_events(self._fetch, game_id, after_seq, seat, limit)
-
     def watch(self, game_id: str) -> Watch:
         """A watch woken by each commit of ``game_id`` until it is closed (or its
         ``with`` block ends); make it before reading the events, see
         :mod:`service.store.wakeups`."""
         self._ensure_connected()
         return self._wakeups.watch(game_id)
-
-    def issue_ticket(
-        self, game_id: str, ticket: str, seat: int, holder: str, ttl_seconds: int
-    ) -> None:
-        """Remember that ``ticket`` stands for ``seat`` of ``game_id`` as held by the
-        token whose hash is ``holder``, for ``ttl_seconds`` (Redis keeps a hash of the
-        ticket, never the ticket)."""
-        value = orjson.dumps({"v": 1, "seat": seat, "holder": holder})
-        if self._durability.on:
-            command = ("SET", keys.ticket_key(game_id, ticket), value, "EX", ttl_seconds)
-            self._confirm(self._durably(game_id, command)[1])
-            return
-        with translate_errors():
-            self.client.set(keys.ticket_key(game_id, ticket), value, ex=ttl_seconds)
-
-    def open_ticket(self, game_id: str, ticket: str, ttl_seconds: int) -> tuple[int, str] | None:
-        """``(seat, holder)`` of ``ticket`` in ``game_id``, its life renewed to
-        ``ttl_seconds``; None if it is unknown or expired."""
-        with translate_errors():
-            value = self.client.getex(keys.ticket_key(game_id, ticket), ex=ttl_seconds)
-        if value is None:
-            return None
-        data = orjson.loads(value)
-        if not isinstance(data, dict):  # a bare seat number, as tickets were: no holder to check
-            return None
-        return int(data["seat"]), str(data["holder"])
-
-    def renew_ticket(self, game_id: str, ticket: str, ttl_seconds: int) -> None:
-        """Renew ``ticket``'s life to ``ttl_seconds`` (if it is still there)."""
-        with translate_errors():
-            self.client.expire(keys.ticket_key(game_id, ticket), ttl_seconds)
-
-    def void_ticket(self, game_id: str, ticket: str) -> None:
-        """Forget ``ticket``."""
-        with translate_errors():
-            self.client.delete(keys.ticket_key(game_id, ticket))
-
-    def load_replay(self, game_id: str) -> bytes | None:
-        """The replay JSON text saved by :meth:`save_replay`, or None (one round trip)."""
-        with translate_errors():
-            [saved] = self._fetch(("GET", keys.key(game_id, keys.REPLAY)))
-        if saved is None or not saved.startswith(REPLAY_HEAD) or not saved.endswith(b"}"):
-            return None  # another format: built again (and saved over)
-        return bytes(saved[len(REPLAY_HEAD) : -1])
 
     def save_replay(self, game_id: str, replay: bytes) -> None:
         """Keep ``replay`` (the JSON text of a finished game's replay, which never
@@ -465,15 +371,3 @@ class GameStore:
     def waiting(self) -> int:
         """How many waiters of this process are watching a game now."""
         return 0 if self._client is None else self._wakeups.waiting()
-
-    def all_events(self, game_id: str, seat: int | None = None) -> list[tuple[int, bytes]]:
-        """Every event visible to ``seat`` (None: public only), oldest first, read
-        page by page with :meth:`events`.  Raises :class:`GameNotFound`."""
-        out: list[tuple[int, bytes]] = []
-        after = 0
-        while True:
-            found, last, _deadline = self.events(game_id, after, seat)
-            out += found
-            if last <= after:
-                return out
-            after = last

@@ -43,11 +43,11 @@ def new_write_id() -> str:
     return f"{random.getrandbits(64):016x}"
 
 
-def _event_args(events: Sequence[StoredEvent]) -> list[bytes | str | int]:
+def _event_args(events: Sequence[StoredEvent], digests: Sequence[str]) -> list[bytes | str | int]:
     args: list[bytes | str | int] = [len(events)]
-    for event in events:
+    for event, digest in zip(events, digests, strict=True):
         body, seat = (event, None) if isinstance(event, bytes) else event
-        args += ["" if seat is None else str(int(seat)), body]
+        args += ["" if seat is None else str(int(seat)), body, digest]
     return args
 
 
@@ -56,18 +56,20 @@ def script_input(
     head: list[bytes | str | int],
     tail: list[bytes | str | int],
     events: Sequence[StoredEvent],
+    digests: Sequence[str],
     idempotency: IdempotencyRecord | None,
     idempotency_ttl: int,
     *extra: int,
     deliveries: Deliveries | None = None,
 ) -> tuple[list[str], list[bytes | str | int]]:
     """KEYS and ARGV of a write script (see :mod:`service.store.scripts`): ``head``,
-    a fresh write id, ``tail`` and the events; with ``idempotency``, the game's
+    a fresh write id, ``tail`` and the events with their ``digests``
+    (:func:`service.store.history.link`); with ``idempotency``, the game's
     idempotency keys and the record (fingerprint, response, its TTL, the key's
     hash, then ``extra``); last the webhook ``deliveries`` (with their slot's
     outbox as the last key) and their number."""
     key_list = [keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)]
-    args: list[bytes | str | int] = [*head, new_write_id(), *tail, *_event_args(events)]
+    args: list[bytes | str | int] = [*head, new_write_id(), *tail, *_event_args(events, digests)]
     if idempotency is not None:
         key_hash, fingerprint, response = idempotency
         key_list += [keys.key(game_id, keys.IDEM), keys.key(game_id, keys.IDEM_ORDER)]

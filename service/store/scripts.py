@@ -10,28 +10,28 @@ from service.store.keys import OUTBOX_GROUP, OUTBOX_HINT
 
 # Appends events to the stream and, if there were any, publishes them on the game's
 # wake-up channel (keys.WAKE: the state key KEYS[1] with `state` replaced by `wake`,
-# in the same slot): "<first seq> <turn deadline>\n", then "<seat> <length>\n<event>"
-# per event (see service.store.wakeups.parse_wake_up).  Expects locals `seq` (last seq), `n`
-# (number of events), `first` (ARGV index of the first event's seat) and `deadline`;
-# leaves `seq` updated.
-# Then queues the write's webhook deliveries (see service.store.outbox), given at the end
-# of ARGV: m pairs (index of the event among this write's, body with no "seq") after the
-# slot and the deliveries' header, then m itself (always there: "0" = none); with m > 0
-# the last of KEYS is the outbox stream of the game's slot (keys.outbox_key).  Each body
-# gets the event's seq as its first field; the slot's number is published on
-# keys.OUTBOX_HINT for the delivery workers.
+# in the same slot): "<first seq> <turn deadline> <tag of the event before>\n", then
+# "<seat> <length> <tag>\n<event>" per event (see service.store.wakeups.parse_wake_up).
+# Each event is stored with its tag (field g): the digest given for it in ARGV, then
+# the epoch of the server (service.store.history).  Expects locals `seq` (last seq),
+# `n` (number of events), `first` (ARGV index of the first event's seat: seat, event,
+# digest triples follow), `deadline`, `tag` (the last event's tag, "" = none) and
+# `epoch`; leaves `seq` and `tag` updated.
 _APPEND_EVENTS = (
     """
 local lines = {}
+local before = tag
 for i = 0, n - 1 do
   seq = seq + 1
-  local seat, event = ARGV[first + 2 * i], ARGV[first + 2 * i + 1]
-  redis.call('XADD', KEYS[2], string.format('%d-0', seq), 'seat', seat, 'e', event)
-  lines[i + 1] = seat .. ' ' .. #event .. '\\n' .. event
+  local seat, event = ARGV[first + 3 * i], ARGV[first + 3 * i + 1]
+  tag = ARGV[first + 3 * i + 2] .. epoch
+  redis.call('XADD', KEYS[2], string.format('%d-0', seq), 'seat', seat, 'e', event, 'g', tag)
+  lines[i + 1] = seat .. ' ' .. #event .. ' ' .. tag .. '\\n' .. event
 end
 if n > 0 then
   redis.call('SPUBLISH', string.sub(KEYS[1], 1, -6) .. 'wake',
-             string.format('%d ', seq - n + 1) .. deadline .. '\\n' .. table.concat(lines))
+             string.format('%d ', seq - n + 1) .. deadline .. ' ' .. before .. '\\n'
+             .. table.concat(lines))
 end
 local m = tonumber(ARGV[#ARGV])
 if m > 0 then
@@ -53,29 +53,48 @@ end
 """
 )
 
-CREATE_SCRIPT = (
+# The epoch of the events a script writes (service.store.history): on a Redis server,
+# 8 hex of a digest of its run_id (new at each start) and master_replid (new at each
+# promotion), read as the script runs; on the embedded store, a constant.  Sets `epoch`.
+_SERVER_EPOCH = """
+local info = redis.call('INFO', 'server', 'replication')
+local epoch = redis.sha1hex(string.match(info, 'run_id:(%x+)')
+                            .. string.match(info, 'master_replid:(%x+)')):sub(1, 8)
+"""
+_EMBEDDED_EPOCH = (
     """
+local epoch = '"""
+    + "0" * 8
+    + """'
+"""
+)
+
+
+def _create(epoch: str) -> str:
+    return (
+        """
 -- Create a game at version 1 with its first events.
 -- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] and KEYS[4] (optional) the game's
 -- idempotency hash and its list of key hashes, then (optional) the outbox stream
 -- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
 -- ("" = none), ARGV[5] write id, ARGV[6] results ("" = none), ARGV[7] the seats' parts
--- of their views ("" = none), ARGV[8] number of events n,
--- ARGV[9 .. 8 + 2n] seat, event pairs (seat "" = public);
--- with KEYS[4]: ARGV[9 + 2n] fingerprint, ARGV[10 + 2n] response, ARGV[11 + 2n] its TTL (s),
--- ARGV[12 + 2n] the key's hash; last, the webhook deliveries (see _APPEND_EVENTS)
+-- of their views ("" = none), ARGV[8] the game's digest key, ARGV[9] the digest chain's
+-- head after these events, ARGV[10] number of events n,
+-- ARGV[11 .. 10 + 3n] seat, event, digest triples (seat "" = public);
+-- with KEYS[4]: ARGV[11 + 3n] fingerprint, ARGV[12 + 3n] response, ARGV[13 + 3n] its TTL (s),
+-- ARGV[14 + 3n] the key's hash; last, the webhook deliveries (see _APPEND_EVENTS)
 -- Returns {1, last event seq} -- also when this very write made the game (a retry
 -- after a lost reply); {-1} if the game exists already; {-2, fingerprint, response}
 -- if it exists and was made by a request with this idempotency key.
 -- Nothing is written unless the status is 1.  The creation's idempotency record is
 -- not in the list of KEYS[4]: later keyed writes never push it out.
 local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's')
-local n = tonumber(ARGV[8])
-local first = 9
+local n = tonumber(ARGV[10])
+local first = 11
 if made[1] then
   if made[2] == ARGV[5] then return {1, tonumber(made[3])} end
   if KEYS[4] then
-    local h = ARGV[12 + 2 * n]
+    local h = ARGV[14 + 3 * n]
     local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r')
     if old[1] then return {-2, old[1], old[2]} end
   end
@@ -84,16 +103,19 @@ end
 redis.call('DEL', KEYS[2])
 local seq = 0
 local deadline = ARGV[4]
+local tag = ''
 """
-    + _APPEND_EVENTS
-    + """
+        + epoch
+        + """"""
+        + _APPEND_EVENTS
+        + """
 redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', ARGV[4],
-           'n', ARGV[5], 'q', ARGV[7])
+           'n', ARGV[5], 'q', ARGV[7], 'k', ARGV[8], 'h', ARGV[9], 'g', tag)
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[6]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
 if KEYS[4] then
-  local at = first + 2 * n
+  local at = first + 3 * n
   local h = ARGV[at + 3]
   redis.call('DEL', KEYS[3], KEYS[4])
   redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1])
@@ -101,10 +123,12 @@ if KEYS[4] then
 end
 return {1, seq}
 """
-)
+    )
 
-COMMIT_SCRIPT = (
-    """
+
+def _commit(epoch: str) -> str:
+    return (
+        """
 -- Save a new document if the version is still the expected one.
 -- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] and KEYS[4] (optional) the game's
 -- idempotency hash and its list of key hashes (oldest first), then (optional) the
@@ -113,22 +137,23 @@ COMMIT_SCRIPT = (
 -- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
 -- ARGV[7] results ("" = unchanged), ARGV[8] the seats' parts of their
 -- views ("" = none: always written, so none is ever left from an older version),
--- ARGV[9] number of events n, ARGV[10 .. 9 + 2n] seat, event pairs (seat "" = public);
--- with KEYS[4]: ARGV[10 + 2n] fingerprint, ARGV[11 + 2n] response, ARGV[12 + 2n] its TTL (s),
--- ARGV[13 + 2n] the key's hash, ARGV[14 + 2n] the most records the game keeps; last,
+-- ARGV[9] the digest chain's head after these events, ARGV[10] number of events n,
+-- ARGV[11 .. 10 + 3n] seat, event, digest triples (seat "" = public);
+-- with KEYS[4]: ARGV[11 + 3n] fingerprint, ARGV[12 + 3n] response, ARGV[13 + 3n] its TTL (s),
+-- ARGV[14 + 3n] the key's hash, ARGV[15 + 3n] the most records the game keeps; last,
 -- the webhook deliveries (see _APPEND_EVENTS)
--- Returns {1, new version, last seq} on success -- also when the last write of the
+-- Returns {1, new version, last seq, its tag} on success -- also when the last write of the
 -- game carries this write id (the client library retried a write whose reply was
 -- lost); {0, current version} on a conflict; {-1, 0} if the game does not exist;
 -- {-2, 0, fingerprint, response} if the idempotency key was used already.
 -- Nothing is written unless the status is 1.
-local state = redis.call('HMGET', KEYS[1], 'v', 's', 'n')
+local state = redis.call('HMGET', KEYS[1], 'v', 's', 'n', 'g')
 if not state[1] then return {-1, 0} end
-if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2])} end
-local n = tonumber(ARGV[9])
-local first = 10
+if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2]), state[4]} end
+local n = tonumber(ARGV[10])
+local first = 11
 if KEYS[4] then
-  local h = ARGV[13 + 2 * n]
+  local h = ARGV[14 + 3 * n]
   local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r')
   if old[1] then return {-2, 0, old[1], old[2]} end
 end
@@ -136,17 +161,20 @@ local version = tonumber(state[1])
 if version ~= tonumber(ARGV[1]) then return {0, version} end
 local seq = tonumber(state[2] or '0')
 local deadline = ARGV[5]
+local tag = state[4] or ''
 """
-    + _APPEND_EVENTS
-    + """
+        + epoch
+        + """"""
+        + _APPEND_EVENTS
+        + """
 version = version + 1
 redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 't', ARGV[5],
-           'n', ARGV[6], 'q', ARGV[8])
+           'n', ARGV[6], 'q', ARGV[8], 'h', ARGV[9], 'g', tag)
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[7]) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 if KEYS[4] then
-  local at = first + 2 * n
+  local at = first + 3 * n
   local h = ARGV[at + 3]
   redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1])
   redis.call('RPUSH', KEYS[4], h)
@@ -157,9 +185,17 @@ if KEYS[4] then
   redis.call('EXPIRE', KEYS[3], ARGV[at + 2])
   redis.call('EXPIRE', KEYS[4], ARGV[at + 2])
 end
-return {1, version, seq}
+return {1, version, seq, tag}
 """
-)
+    )
+
+
+CREATE_SCRIPT = _create(_SERVER_EPOCH)
+COMMIT_SCRIPT = _commit(_SERVER_EPOCH)
+EMBEDDED_CREATE_SCRIPT = _create(_EMBEDDED_EPOCH)
+""":data:`CREATE_SCRIPT` for the embedded store (no ``INFO``, no ``redis.sha1hex``)."""
+EMBEDDED_COMMIT_SCRIPT = _commit(_EMBEDDED_EPOCH)
+""":data:`COMMIT_SCRIPT` for the embedded store."""
 
 
 # KEYS: the game's state key, its replay key.  ARGV: the replay's text.  Saves the

@@ -26,7 +26,8 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from service.store.events import Page
+from service.store.events import HistoryPage
+from service.store.history import Position
 from service.store.keys import game_of_channel, wake_channel
 from service.store.script_args import deadline_of
 from service.store.timeouts import Timeouts
@@ -54,33 +55,37 @@ MAX_PENDING = 64
 
 
 class WakeUp(NamedTuple):
-    """What a write published: its events, numbered from ``first``, and the turn deadline."""
+    """What a write published: its events, numbered from ``first``, the turn
+    deadline, and the tag of the event before ``first`` (``""``: none)."""
 
     first: int
     deadline: float | None
-    entries: list[tuple[bytes, bytes]]
-    """``(seat, event JSON)``: seat ``b""`` for a public event."""
+    before: str
+    entries: list[tuple[bytes, str, bytes]]
+    """``(seat, tag, event JSON)``: seat ``b""`` for a public event."""
 
 
 def parse_wake_up(data: bytes) -> WakeUp:
     r"""A wake-up as the write scripts publish it (:mod:`service.store.scripts`).
 
-    >>> parse_wake_up(b'7 \n 7\n{"a":1}1 5\nab\ncd')
-    WakeUp(first=7, deadline=None, entries=[(b'', b'{"a":1}'), (b'1', b'ab\ncd')])
-    >>> parse_wake_up(b"3 1700000000.5\n 2\n{}").deadline
+    >>> parse_wake_up(b'7  0000000000000001\n 7 a\n{"a":1}1 5 b\nab\ncd')
+    ...     # doctest: +NORMALIZE_WHITESPACE
+    WakeUp(first=7, deadline=None, before='0000000000000001',
+           entries=[(b'', 'a', b'{"a":1}'), (b'1', 'b', b'ab\ncd')])
+    >>> parse_wake_up(b"3 1700000000.5 \n 2 c\n{}").deadline
     1700000000.5
     """
     head, _, rest = data.partition(b"\n")
-    first, _, deadline = head.partition(b" ")
+    first, deadline, before = head.split(b" ")
     entries = []
     at = 0
     while at < len(rest):
         newline = rest.index(b"\n", at)
-        seat, _, length = rest[at:newline].partition(b" ")
+        seat, length, tag = rest[at:newline].split(b" ")
         end = newline + 1 + int(length)
-        entries.append((seat, rest[newline + 1 : end]))
+        entries.append((seat, tag.decode(), rest[newline + 1 : end]))
         at = end
-    return WakeUp(int(first), deadline_of(deadline), entries)
+    return WakeUp(int(first), deadline_of(deadline), before.decode(), entries)
 
 
 class Watch:
@@ -144,17 +149,19 @@ class Watch:
         woken, self._woken = self._woken, False
         return woken
 
-    def take(self, cursor: int, seat: int | None) -> Page | None:
-        """The published events after ``cursor`` visible to ``seat`` (None: public
-        only), the new cursor and the deadline, if what was published since the
-        last call follows ``cursor`` without a gap; None if the reader must read
-        the stream instead (a wake-up without events, a gap, or nothing new)."""
+    def take(self, cursor: int, seat: int | None, tag: str | None = None) -> HistoryPage | None:
+        """The published events after seq ``cursor`` visible to ``seat`` (None:
+        public only), the new cursor and the deadline, if what was published since
+        the last call follows ``cursor`` without a gap, in the history whose event
+        ``cursor`` has ``tag`` (None: in whichever); None if the reader must read
+        the stream instead (a wake-up without events, a gap, another history, or
+        nothing new)."""
         pending, self._pending = self._pending or (), None
         if self._unsure:
             self._unsure = False
             return None
         wanted = b"" if seat is None else str(seat).encode()
-        found: list[tuple[int, bytes]] = []
+        found: list[tuple[int, str, bytes]] = []
         deadline: float | None = None
         start = cursor
         for published in pending:
@@ -163,11 +170,19 @@ class Watch:
                 continue
             if published.first > cursor + 1:
                 return None  # a write between: its events are in the stream only
-            for seq, (owner, event) in enumerate(published.entries, published.first):
-                if seq > cursor and (owner == b"" or owner == wanted):
-                    found.append((seq, event))
-            cursor, deadline = last, published.deadline
-        return Page(found, cursor, deadline) if cursor > start else None
+            at = cursor - published.first
+            if (
+                tag is not None
+                and (published.entries[at][1] if at >= 0 else published.before) != tag
+            ):
+                return None  # another history: the stream says which
+            for seq, (owner, made, event) in enumerate(published.entries[at + 1 :], cursor + 1):
+                if owner == b"" or owner == wanted:
+                    found.append((seq, made, event))
+            cursor, deadline, tag = last, published.deadline, published.entries[-1][1]
+        if cursor == start or tag is None:
+            return None
+        return HistoryPage(found, Position(cursor, tag), deadline)
 
 
 Subscriber = Any

@@ -143,10 +143,12 @@ def test_events_public_private_and_long_poll(new_game):
 
 def test_events_wait_times_out_empty(new_game):
     game = new_game()
-    last = game.client.get(f"/v1/games/{game.id}/events").get_json()["last_seq"]
+    page = game.client.get(f"/v1/games/{game.id}/events").get_json()
+    last, last_id = page["last_seq"], page["last_id"]
+    assert last_id.startswith(f"{last}.")
     started = time.monotonic()
-    response = game.client.get(f"/v1/games/{game.id}/events?after={last}&wait=1")
-    assert response.get_json() == {"events": [], "last_seq": last}
+    response = game.client.get(f"/v1/games/{game.id}/events?after={last_id}&wait=1")
+    assert response.get_json() == {"events": [], "last_seq": last, "last_id": last_id}
     assert time.monotonic() - started >= 0.9
 
 

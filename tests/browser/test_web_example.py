@@ -16,7 +16,10 @@ preflights), and the browser's console must hold no CORS refusal.
   ``Retry-After`` with its ``Idempotency-Key`` while Redis stalls, the ticketed
   ``EventSource`` resumed by the browser itself after the instance restarts (the
   events made while it was down delivered, nothing missed or repeated), and one
-  preflight for all the game's moves (``Access-Control-Max-Age``).
+  preflight for all the game's moves (``Access-Control-Max-Age``);
+- a rollback of the store (Redis started again from an older snapshot): the
+  page's stream told with a reset, the events after the shared point forgotten,
+  the view read again, the game played on with nothing missed or repeated.
 """
 
 from __future__ import annotations
@@ -336,3 +339,56 @@ def test_a_whole_game_against_a_bot_across_an_instance_restart(
     assert preflights == 1, f"{preflights} preflights for {posts} moves"
     views = [e for e in access_log(api) if e["path"] == f"/v1/games/{game_id}/view"]
     assert sum(e["method"] == "OPTIONS" for e in views) == 1, "views with If-None-Match"
+
+
+@pytest.mark.timeout(600)
+def test_the_page_recovers_from_a_rollback_of_the_store(
+    browser: webdriver.Chrome, api: GunicornServer, site: StaticServer, redis_server: RedisServer
+) -> None:
+    """Redis comes back with less than it acknowledged (killed, started again from
+    an older snapshot): the page's EventSource, reconnecting by itself with the
+    id of an event the game no longer has, gets a reset, forgets the events after
+    the shared point, reads the view again and plays on; what it keeps is the
+    restored history, nothing missed or repeated."""
+    page = Page(browser, site, api)
+    page.click("new-game")
+    idle_on_my_turn = "typeof game === 'object' && game?.view && !game.busy && myTurn(game.view)"
+    page.until(idle_on_my_turn, "the game created, its view read, our turn")
+    game_id, token = page.js("return [game.id, game.token]")
+
+    def play(moves: int) -> int:
+        """Autoplay ``moves`` more moves, stop on our turn with every event seen."""
+        done = len(page.record()["moves"])
+        page.click("autoplay")
+        page.until(f"window.record.moves.length >= {done + moves}", f"{moves} moves played")
+        page.click("autoplay")
+        page.until(idle_on_my_turn, "autoplay stopped on our turn")
+        last: int = server_events(api, game_id, token)[-1]["seq"]
+        page.until(f"game.lastSeq === {last}", "the stream caught up")
+        return last
+
+    shared = play(4)
+    snapshot = redis_server.snapshot()
+    lost = play(6)
+    assert lost > shared
+    redis_server.roll_back(snapshot)
+    page.until("window.record.resets.length === 1", "the reset after the rollback")
+    record = page.record()
+    assert record["resets"][0]["shared_seq"] == shared
+    assert [e["seq"] for e in record["events"]] == [
+        e["seq"] for e in server_events(api, game_id, token)
+    ]
+    page.until(idle_on_my_turn, "the view read again, our turn")
+    after = play(6)
+    for _more in range(10):  # other moves under the lost seqs, and beyond
+        if after > lost:
+            break
+        after = play(6)
+    assert after > lost
+
+    record = page.record()
+    seqs = [event["seq"] for event in record["events"]]
+    assert seqs == sorted(set(seqs))
+    assert record["events"] == server_events(api, game_id, token)
+    assert len(record["resets"]) == 1
+    assert page.cors_failures() == []

@@ -138,9 +138,11 @@ def test_sse_events_and_heartbeats_pass_nginx_as_they_happen(proxy: NginxServer)
 
 def test_long_polls_pass_nginx(proxy: NginxServer) -> None:
     game = LiveGame.create(proxy.url, players=2)
-    last = requests.get(game.url("/events"), timeout=10).json()["last_seq"]
-    idle = requests.get(game.url("/events"), params={"after": last, "wait": 1}, timeout=10)
-    assert idle.status_code == 200 and idle.json() == {"events": [], "last_seq": last}
+    page = requests.get(game.url("/events"), timeout=10).json()
+    last, last_id = page["last_seq"], page["last_id"]
+    idle = requests.get(game.url("/events"), params={"after": last_id, "wait": 1}, timeout=10)
+    assert idle.status_code == 200
+    assert idle.json() == {"events": [], "last_seq": last, "last_id": last_id}
     with ThreadPoolExecutor(max_workers=1) as pool:
         params = {"after": last, "wait": 20}
         waiting = pool.submit(requests.get, game.url("/events"), params=params, timeout=30)

@@ -51,8 +51,8 @@ def test_rename_before_the_start_only(client):
     }  # fmt: skip
     assert game.public()["players"][0]["name"] == "Anna"
     [renamed] = [e for e in game.events() if e["type"] == "player_renamed"]
-    assert renamed == {"seq": renamed["seq"], "type": "player_renamed", "seat": 0,
-                       "name": "Anna", "previous": "ann"}  # fmt: skip
+    assert renamed == {"seq": renamed["seq"], "id": renamed["id"], "type": "player_renamed",
+                       "seat": 0, "name": "Anna", "previous": "ann"}  # fmt: skip
     bad = client.patch(f"/v1/games/{game.id}/seat", json={"name": "<b>"}, headers=headers)
     assert bad.status_code == 422
     nobody = client.patch(f"/v1/games/{game.id}/seat", json={"name": "x"})

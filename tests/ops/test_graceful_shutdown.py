@@ -19,7 +19,8 @@ def test_long_poll_returns_early_on_sigterm(gunicorn: Any, redis_client: Any, re
     )
     assert created.status_code == 201, created.text
     game_id = created.json()["id"]
-    last = requests.get(f"{server.url}/v1/games/{game_id}/events", timeout=10).json()["last_seq"]
+    page = requests.get(f"{server.url}/v1/games/{game_id}/events", timeout=10).json()
+    last, last_id = page["last_seq"], page["last_id"]
 
     answers: dict[str, Any] = {}
 
@@ -28,7 +29,7 @@ def test_long_poll_returns_early_on_sigterm(gunicorn: Any, redis_client: Any, re
         try:
             response = requests.get(
                 f"{server.url}/v1/games/{game_id}/events",
-                params={"after": last, "wait": 30},
+                params={"after": last_id, "wait": 30},
                 timeout=40,
             )
             answers["poll"] = response
@@ -51,7 +52,7 @@ def test_long_poll_returns_early_on_sigterm(gunicorn: Any, redis_client: Any, re
     assert "poll_error" not in answers, (answers.get("poll_error"), server.logs())
     poll = answers["poll"]
     assert poll.status_code == 200, poll.text
-    assert poll.json() == {"events": [], "last_seq": last}
+    assert poll.json() == {"events": [], "last_seq": last, "last_id": last_id}
     assert answers["poll_seconds"] < 10
     assert time.monotonic() - stopped_at < 5
 

@@ -63,7 +63,8 @@ def test_each_stream_gets_each_of_its_events_once_and_private_ones_only_for_its_
     assert spectator.events() == game.events()
     for follower, seat in ((by_token, 0), (by_ticket, 1), (spectator, None)):
         received = [f for f in follower.frames if f.kind == "event"]
-        assert [f.id for f in received] == [str(e["seq"]) for e in follower.events()]
+        assert [f.id for f in received] == [e["id"] for e in follower.events()]
+        assert [f.id.split(".")[0] for f in received] == [str(e["seq"]) for e in follower.events()]
         assert [f.event for f in received] == [e["type"] for e in follower.events()]
         assert all(e.get("seat") == seat for e in follower.events() if e.get("private"))
     assert any(e.get("private") for e in by_token.events())

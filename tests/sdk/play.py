@@ -113,7 +113,7 @@ def main(base: str) -> None:
         if isinstance(move, DrawMove):
             draws += 1
 
-    events = list_events.sync(game_id, client=seats[0], after=0)
+    events = list_events.sync(game_id, client=seats[0], after="0")
     if not isinstance(events, EventsOut):
         raise SystemExit(f"events: {events}")
     public_draws = 0

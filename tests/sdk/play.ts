@@ -111,7 +111,7 @@ for (let turn = 0; turn < 200; turn += 1) {
 }
 
 const events = await seatClient(0).GET("/v1/games/{game_id}/events", {
-  params: { path, query: { after: 0 } },
+  params: { path, query: { after: "0" } },
 });
 if (events.data === undefined) {
   throw new Error(`events: ${events.error.code}`);

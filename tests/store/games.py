@@ -8,7 +8,7 @@ import time
 import uuid
 
 from service.store import GameStore
-from service.store.events import Page
+from service.store.events import HistoryPage, Page
 from service.store.wakeups import Watch
 
 
@@ -40,7 +40,7 @@ def published(
         assert left > 0 and watch.wait(left), f"nothing published after {cursor} in {timeout} s"
         page = watch.take(cursor, seat)
         if page is not None:
-            return page, time.monotonic() - started
+            return untagged(page), time.monotonic() - started
 
 
 def confirmed(watch: Watch, timeout: float = 5.0) -> None:
@@ -48,3 +48,9 @@ def confirmed(watch: Watch, timeout: float = 5.0) -> None:
     without events, after which a reader must read the stream."""
     assert watch.wait(timeout), "the subscription was not confirmed"
     assert watch.take(0, None) is None
+
+
+def untagged(page: HistoryPage) -> Page:
+    """``page`` as :meth:`GameStore.events` reads it: no tags."""
+    assert page.reset is None
+    return Page([(seq, event) for seq, _tag, event in page.events], page.cursor.seq, page.deadline)

@@ -49,7 +49,7 @@ def main(url: str) -> None:
         with store.watch(uuid.uuid4().hex) as watch:
             confirmed(watch)
             waiter = gevent.spawn(woken, watch)
-            gevent.spawn_later(WAIT * 0.8, watch.wake, WakeUp(1, None, [(b"", b"{}")]))
+            gevent.spawn_later(WAIT * 0.8, watch.wake, WakeUp(1, None, "", [(b"", "", b"{}")]))
             gevent.sleep(0)  # the waiter waits, the wake-up is scheduled
             busy(WAIT * 1.5)  # both are due now
             lost_in_a_pass += not waiter.get()

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from service.store import GameStore, wakeups
-from tests.store.games import commit_later, confirmed, new_id, published
+from tests.store.games import commit_later, confirmed, new_id, published, untagged
 
 
 def test_events_are_filtered_per_seat(store: GameStore) -> None:
@@ -97,6 +97,7 @@ def test_a_reader_beginning_its_watch_misses_nothing(store: GameStore) -> None:
             found = store.events(gid, version).events
             while not found:  # published (or, racing the subscription, read)
                 assert watch.wait(5)
-                found = (watch.take(version, None) or store.events(gid, version)).events
+                taken = watch.take(version, None)
+                found = (untagged(taken) if taken else store.events(gid, version)).events
             assert found == [(version + 1, b"e")]
         thread.join()

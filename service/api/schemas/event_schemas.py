@@ -4,8 +4,8 @@ per event type, and ``Event``, their union discriminated by ``type``
 
 The events are stored and sent as the engine and the hosting layer made them
 (:class:`~service.engine.game_events.Event`); these schemas describe them, and a
-test checks every event of played games against them.  Every event has ``seq``
-and ``type``; ``private: true`` marks one only its seat receives.
+test checks every event of played games against them.  Every event has ``seq``,
+``id`` and ``type``; ``private: true`` marks one only its seat receives.
 """
 
 from __future__ import annotations
@@ -26,6 +26,14 @@ from service.api.schemas.views import HandResultOut, MeldOut, RoundResultOut
 
 class EventBase(Schema):
     seq = fields.Integer(required=True, metadata={"description": "Position in the game's log"})
+    id = fields.String(
+        required=True,
+        metadata={
+            "description": "The event's id, `<seq>.<tag>`: its seq and a tag of the game's "
+            "history up to it (pass it as `after` or `Last-Event-ID`)",
+            "example": "27.5f0c1a2b3c4d5e6f",
+        },
+    )
     private = fields.Boolean(
         metadata={"description": "Present (true) on an event only its seat receives"}
     )

@@ -12,6 +12,8 @@ from typing import Any, TypeVar, overload
 from apispec import APISpec
 from marshmallow import Schema, ValidationError, fields, validate
 
+from service.store.history import Position, parse_event_id
+
 
 class FullMatch(validate.Regexp):
     """``validate.Regexp`` matching the whole value: with ``re.match`` a pattern
@@ -204,6 +206,28 @@ class QueryInteger(fields.Integer):
         if not isinstance(value, str) or self.PATTERN.fullmatch(value) is None:
             raise self.make_error("invalid", input=value)
         return super()._deserialize(value, attr, data, **kwargs)
+
+
+class EventId(fields.Field):  # type: ignore[type-arg]
+    """An event's id, ``<seq>.<tag>`` (:mod:`service.store.history`), or a bare seq
+    (taken on trust), read as a :class:`~service.store.history.Position`."""
+
+    PATTERN = re.compile(r"[0-9]{1,18}(\.[0-9a-f]{16})?")
+    default_error_messages = {"invalid": "Not a valid event id (`<seq>.<tag>`, or a seq)."}
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("metadata", {}).update(type="string", pattern=f"^{self.PATTERN.pattern}$")
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Position:
+        position = parse_event_id(value) if isinstance(value, str) else None
+        if position is None or position.seq > MAX_EVENT_SEQ:
+            raise self.make_error("invalid", input=value)
+        return position
+
+
+MAX_EVENT_SEQ = 2**53
+"""The largest event seq a client may name (``after``, ``Last-Event-ID``)."""
 
 
 class QueryNumber(fields.Float):

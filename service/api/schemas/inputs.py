@@ -10,9 +10,10 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, vali
 
 from service.api.schemas import enums
 from service.api.schemas.fields import (
+    MAX_EVENT_SEQ,
+    EventId,
     FullMatch,
     Name,
-    QueryInteger,
     QueryNumber,
     card_field,
     component,
@@ -21,6 +22,7 @@ from service.api.schemas.fields import (
 from service.api.schemas.webhook_schemas import WebhookIn
 from service.engine.options import OPTION_SPECS, Options
 from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, Game
+from service.store.history import Position
 
 
 def ruleset_field() -> fields.String:
@@ -184,8 +186,9 @@ class EvaluateIn(Schema):
             )
 
 
-MAX_SEQ = 2**53
-"""The largest event seq a client may name (``after``, ``Last-Event-ID``)."""
+MAX_SEQ = MAX_EVENT_SEQ
+START_POSITION = Position(0, None)
+"""Before the first event: ``after`` when none is given."""
 
 MAX_WAIT_SECONDS = 30
 """The longest ``wait`` of a long poll a client may ask for."""
@@ -199,21 +202,23 @@ class EventsHeaders(Schema):
     class Meta:
         unknown = EXCLUDE  # every other header
 
-    last_event_id = QueryInteger(
+    last_event_id = EventId(
         data_key="Last-Event-ID",
-        validate=validate.Range(0, MAX_SEQ),
         metadata={
-            "description": "Streams: resume after this event's seq (what EventSource sends "
-            "when it reconnects)"
+            "description": "Streams: resume after this event, named by its id `<seq>.<tag>` "
+            "(what EventSource sends when it reconnects; a bare seq is taken on trust)"
         },
     )
 
 
 class EventsQuery(Schema):
-    after = QueryInteger(
-        load_default=0,
-        validate=validate.Range(0, MAX_SEQ),
-        metadata={"description": "Only events with a greater seq (`Last-Event-ID` wins)"},
+    after = EventId(
+        load_default=START_POSITION,
+        metadata={
+            "default": "0",
+            "description": "Only the events after this one, named by its id `<seq>.<tag>` "
+            "(`last_id`); a bare seq is taken on trust (`Last-Event-ID` wins)",
+        },
     )
     wait = QueryNumber(
         load_default=0.0,

@@ -93,10 +93,33 @@ class ReplayOut(Schema):
     winners = fields.List(fields.Integer(), required=True)
 
 
+class ResetOut(Schema):
+    shared_seq = fields.Integer(
+        required=True, metadata={"description": "The last seq both histories surely share"}
+    )
+    shared_id = fields.String(
+        required=True,
+        metadata={"description": "Its event's id (`0`: none, re-read everything)"},
+    )
+
+
 class EventsOut(Schema):
     events = fields.List(component("Event"), required=True)
-    last_seq = fields.Integer(
-        required=True, metadata={"description": "The cursor: pass it as `after` next time"}
+    last_seq = fields.Integer(required=True, metadata={"description": "The cursor's seq"})
+    last_id = fields.String(
+        required=True,
+        metadata={
+            "description": "The cursor: pass it as `after` next time (the id of the last "
+            "event examined, `0` before the first)"
+        },
+    )
+    reset = fields.Nested(
+        ResetOut,
+        metadata={
+            "description": "Present when `after` names an event of a history the game no "
+            "longer has (Redis came back with less than it acknowledged): forget what "
+            "you saw after `shared_seq`, re-read the view; `events` follow `shared_seq`"
+        },
     )
 
 

@@ -1,0 +1,183 @@
+"""The reads of :class:`~service.store.game_store.GameStore`: views, documents, events.
+
+Each is one round trip (:meth:`GameReads._fetch`, given by the store).  The layout is
+:mod:`service.store.game_store`'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.store import keys
+from service.store.events import MAX_EVENTS_PER_READ, HistoryPage, Page, read_events, read_history
+from service.store.failures import translate_errors
+from service.store.history import Chain, Position
+from service.store.script_args import deadline_of
+from service.store.store_errors import GameNotFound, VersionConflict
+
+REPLAY_HEAD = b'{"f":1,"r":'
+"""How a saved replay's text begins: its format (1), then the replay (read without parsing)."""
+
+LOADED_FIELDS = ("v", "d", "r", "k", "h")
+"""The state hash's fields a write reads (:func:`loaded_game`)."""
+
+
+class LoadedGame(tuple[int, bytes, bytes | None]):
+    """``(version, document, results)`` of a game as a write reads it, and
+    :attr:`chain`: what its commit needs to tag its events
+    (:mod:`service.store.history`), as it was at that version."""
+
+    chain: Chain
+
+    def __new__(cls, version: int, doc: bytes, results: bytes | None, chain: Chain) -> LoadedGame:
+        made = super().__new__(cls, (version, doc, results))
+        made.chain = chain
+        return made
+
+
+def loaded_game(found: list[Any]) -> LoadedGame | None:
+    """The game the state hash's :data:`LOADED_FIELDS` hold, or None if it has none."""
+    version, doc, results, key, head = found
+    if version is None or doc is None:
+        return None
+    chain = Chain((key or b"").decode(), (head or b"").decode())
+    return LoadedGame(int(version), doc, results, chain)
+
+
+class GameReads:
+    """The reads of a game store, over :meth:`_fetch`."""
+
+    def _fetch(self, *commands: tuple[Any, ...]) -> list[Any]:
+        """Replies to ``commands`` sent in one round trip (given by the store)."""
+        raise NotImplementedError
+
+    def _confirm_written(self, game_id: str) -> None:
+        """Wait until the writes made so far are confirmed, if the store's
+        durability asks (given by the store)."""
+        raise NotImplementedError
+
+    def load_with_idempotency(
+        self, game_id: str, key_hash: str
+    ) -> tuple[LoadedGame | None, tuple[bytes, bytes] | None]:
+        """:meth:`load_game` and the idempotency record of ``key_hash``, in one round trip.
+
+        Returns ``(game, record)``: ``(version, document, results)`` or None, and
+        ``(fingerprint, response)`` or None.
+        """
+        with translate_errors():
+            found, (fingerprint, response) = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS),
+                ("HMGET", keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)),
+            )
+        game = loaded_game(found)
+        record = None if fingerprint is None or response is None else (fingerprint, response)
+        if record is not None:
+            # about to be answered again: only once the write it answers is confirmed
+            self._confirm_written(game_id)
+        return game, record
+
+    def chain_at(self, game_id: str, version: int) -> Chain:
+        """The game's digest chain, read now (for a commit at ``version`` whose
+        caller did not read it).  A game behind ``version`` is a
+        :class:`VersionConflict` now: it could reach ``version`` before the
+        commit, from a chain other than this one.  A game past it is left to the
+        commit to refuse (or to answer an idempotent replay)."""
+        with translate_errors():
+            [(found, key, head)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "k", "h")
+            )
+        if found is None:
+            raise GameNotFound(game_id)
+        if int(found) < int(version):
+            raise VersionConflict(int(found))
+        return Chain((key or b"").decode(), (head or b"").decode())
+
+    def load_public(self, game_id: str) -> tuple[int, float | None, bytes, bytes | None] | None:
+        """``(version, turn deadline, public view, results)`` saved with the last
+        change, or None if there is no game (one round trip, without the document)."""
+        with translate_errors():
+            [(version, deadline, public, results)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r")
+            )
+        if version is None:
+            return None
+        return int(version), deadline_of(deadline), public or b"", results
+
+    def load_version(self, game_id: str) -> tuple[int, float | None] | None:
+        """``(version, turn deadline)`` of a game, or None if there is none: what a
+        conditional GET needs to answer 304 (one round trip of a few bytes)."""
+        with translate_errors():
+            [(version, deadline)] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), "v", "t"))
+        if version is None:
+            return None
+        return int(version), deadline_of(deadline)
+
+    def load_seat_view(
+        self, game_id: str
+    ) -> tuple[int, float | None, bytes, bytes | None, bytes] | None:
+        """:meth:`load_public` plus the seats' parts of their views saved with
+        the last change (``b""`` if none were): ``(version, turn deadline,
+        public view, results, seat parts)``, or None if there is no game."""
+        with translate_errors():
+            [(version, deadline, public, results, parts)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r", "q")
+            )
+        if version is None:
+            return None
+        return int(version), deadline_of(deadline), public or b"", results, parts or b""
+
+    def load_game(self, game_id: str) -> LoadedGame | None:
+        """``(version, document, results)`` of a game (results None when none were
+        stored) and its digest chain, or None if there is none (one round trip)."""
+        with translate_errors():
+            [found] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS))
+        return loaded_game(found)
+
+    def events(
+        self,
+        game_id: str,
+        after_seq: int = 0,
+        seat: int | None = None,
+        *,
+        limit: int = MAX_EVENTS_PER_READ,
+    ) -> Page:
+        """Events with seq > ``after_seq`` visible to ``seat`` (None: public only),
+        oldest first, the cursor for the next read and the turn deadline, in one
+        round trip (see :func:`service.store.events.read_events`).  To wait for
+        the next ones, :meth:`watch` the game first.  Raises :class:`GameNotFound`."""
+        with translate_errors():
+            return read_events(self._fetch, game_id, after_seq, seat, limit)
+
+    def load_replay(self, game_id: str) -> bytes | None:
+        """The replay JSON text saved by :meth:`save_replay`, or None (one round trip)."""
+        with translate_errors():
+            [saved] = self._fetch(("GET", keys.key(game_id, keys.REPLAY)))
+        if saved is None or not saved.startswith(REPLAY_HEAD) or not saved.endswith(b"}"):
+            return None  # another format: built again (and saved over)
+        return bytes(saved[len(REPLAY_HEAD) : -1])
+
+    def history(
+        self,
+        game_id: str,
+        after: Position,
+        seat: int | None = None,
+        *,
+        limit: int = MAX_EVENTS_PER_READ,
+    ) -> HistoryPage:
+        """Events after the point ``after`` names visible to ``seat`` (None: public
+        only), with their tags, and whether ``after`` is in the game's history (see
+        :func:`service.store.events.read_history`).  Raises :class:`GameNotFound`."""
+        with translate_errors():
+            return read_history(self._fetch, game_id, after, seat, limit)
+
+    def all_events(self, game_id: str, seat: int | None = None) -> list[tuple[int, bytes]]:
+        """Every event visible to ``seat`` (None: public only), oldest first, read
+        page by page with :meth:`events`.  Raises :class:`GameNotFound`."""
+        out: list[tuple[int, bytes]] = []
+        after = 0
+        while True:
+            found, last, _deadline = self.events(game_id, after, seat)
+            out += found
+            if last <= after:
+                return out
+            after = last
