@@ -76,17 +76,21 @@ class HistoryDivergedError(HostingError):
 
     code = "HISTORY_DIVERGED"
 
-    def __init__(self, message: str, *, current_version: int, shared: Position):
+    def __init__(
+        self, message: str, *, current_version: int | None = None, shared: Position | None = None
+    ):
         super().__init__(message)
         self.current_version = current_version
         self.shared = shared
 
     def extra(self) -> dict[str, Any]:
-        return {
-            "current_version": self.current_version,
-            "shared_seq": self.shared.seq,
-            "shared_id": event_id(self.shared.seq, self.shared.tag or ""),
-        }
+        found: dict[str, Any] = {}
+        if self.current_version is not None:
+            found["current_version"] = self.current_version
+        if self.shared is not None:
+            found["shared_seq"] = self.shared.seq
+            found["shared_id"] = event_id(self.shared.seq, self.shared.tag or "")
+        return found
 
 
 class ChangingTooFastError(HostingError):
