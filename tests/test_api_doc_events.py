@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from service.api.streams import RETRY_MILLISECONDS
+from service.api.event_frames import RETRY_MILLISECONDS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ from typing import Any
 from flask import Request, Response
 from werkzeug.datastructures import MIMEAccept
 
-from service.api import handlers, streams
+from service.api import event_frames, handlers, streams
 from service.api.auth import NOT_SEATED, bearer_token, unauthorized
 from service.api.blueprint import Blueprint
 from service.api.context import call, services, store
@@ -40,9 +40,9 @@ def events_request(query: dict[str, Any], headers: dict[str, Any], accept: MIMEA
     :data:`EVENTS_QUERY` and :data:`EVENTS_HEADERS`, with its ``Accept``: the media
     to answer in (406 when none fits) and the cursor (``Last-Event-ID`` wins over
     ``after`` for a stream)."""
-    media = streams.negotiate(accept)
+    media = event_frames.negotiate(accept)
     after = query["after"]
-    if media != streams.JSON:
+    if media != event_frames.JSON:
         after = headers.get("last_event_id", after)
     return media, after, query["wait"], query.get("ticket")
 
@@ -72,7 +72,7 @@ def follow(game_id: str, media: str, after: Position, wait: float, ticket: str |
     A seat's private events are those its token (or ticket) may see: up to the
     moment the token stops holding the seat."""
     proof = _proof(game_id, ticket)
-    if media == streams.JSON:
+    if media == event_frames.JSON:
         wait = min(wait, services().config.long_poll_max_seconds)
         if wait <= 0:
             seat = None if proof is None else proof[0]
@@ -88,10 +88,10 @@ def follow(game_id: str, media: str, after: Position, wait: float, ticket: str |
     follower: streams.Follower | None  # None once the stream has it
     follower = streams.Follower(game_id, proof, after, media, ticket)
     try:
-        if media != streams.JSON:
+        if media != event_frames.JSON:
             follower.hold(None)  # one of the client's streams now, or 429
         found = follower.read()  # what is there now (a missing game: 404)
-        if media != streams.JSON:
+        if media != event_frames.JSON:
             response = follower.stream(found)
             follower = None  # the stream's now: the server closes it when it ends
             return response
@@ -106,15 +106,17 @@ def follow(game_id: str, media: str, after: Position, wait: float, ticket: str |
             follower.close()
 
 
-def _events_page(found: list[streams.Tagged], cursor: Position, reset: Position | None) -> Response:
-    events = [streams.event_json(seq, tag, raw)[0] for seq, tag, raw in found]
+def _events_page(
+    found: list[event_frames.Tagged], cursor: Position, reset: Position | None
+) -> Response:
+    events = [event_frames.event_json(seq, tag, raw)[0] for seq, tag, raw in found]
     page: dict[str, Any] = {
         "events": events,
         "last_seq": cursor.seq,
         "last_id": event_id(cursor.seq, cursor.tag or ""),
     }
     if reset is not None:
-        page["reset"] = streams.reset_fields(reset)
+        page["reset"] = event_frames.reset_fields(reset)
     return json_response(page)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import following, handlers, metrics, streams
+from service.api import event_frames, following, handlers, metrics
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.changes import ChangeOutcome, change, current
@@ -230,12 +230,12 @@ class Moves(MethodView):
 
 
 EVENT_STREAMS = {
-    streams.SSE: {
+    event_frames.SSE: {
         "schema": {"type": "string"},
         "example": 'retry: 2000\n\nid: 8\nevent: drew\ndata: {"seq":8,"type":"drew",'
         '"seat":1,"source":"stock"}\n\n: keep-alive\n\n',
     },
-    streams.NDJSON: {
+    event_frames.NDJSON: {
         "schema": {"type": "string"},
         "example": '\n{"seq":8,"type":"drew","seat":1,"source":"stock"}\n\n',
     },
@@ -245,7 +245,7 @@ EVENT_STREAMS = {
 EVENTS_200 = {
     "description": "The events: a page (JSON). With `Accept: text/event-stream` or "
     "`application/x-ndjson`, a stream instead (`x-streams`; docs/API.md)",
-    "content": {streams.JSON: {"schema": {"$ref": "#/components/schemas/EventsOut"}}},
+    "content": {event_frames.JSON: {"schema": {"$ref": "#/components/schemas/EventsOut"}}},
     # The streams are an extension, not `content`: generators type an answer as the
     # union of its media types, so a generated client would read the JSON page as
     # `EventsOut | string`. A stream is not something they can read anyway.

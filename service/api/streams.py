@@ -14,35 +14,32 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 import orjson
 from flask import Response
-from werkzeug.datastructures import MIMEAccept
 
 from service.api import handlers, metrics, presence
 from service.api.changes import current
 from service.api.context import CURRENT_CALL, call
-from service.api.problems import ApiError
+from service.api.event_frames import (
+    RETRY_MILLISECONDS,
+    SSE,
+    Tagged,
+    ndjson_lines,
+    ndjson_reset,
+    sse_frames,
+    sse_reset,
+)
 from service.logs import CURRENT_REQUEST
 from service.store import GameNotFound, StoreUnavailable
 from service.store.budget import close_budget, extend, open_budget
 from service.store.events import MAX_EVENTS_PER_READ, HistoryPage
-from service.store.history import Position, event_id
+from service.store.history import Position
 from service.store.shutdown import shutting_down
 from service.store.stream_leases import Lease
 from service.store.wakeups import Watch
 
 log = logging.getLogger(__name__)
-
-JSON = "application/json"
-SSE = "text/event-stream"
-NDJSON = "application/x-ndjson"
-MEDIA_TYPES = (JSON, SSE, NDJSON)
-"""What the events endpoint answers in, the first being the default (``*/*``, no Accept)."""
-
-RETRY_MILLISECONDS = 2000
-"""The reconnection delay an SSE stream asks of ``EventSource`` (its ``retry:`` field)."""
 
 SETTLE_GRACE_SECONDS = 0.05
 """A follower plays an overdue turn this long after its deadline (clocks differ a little)."""
@@ -52,18 +49,6 @@ STOPPING = "server stopping; reconnect with Last-Event-ID"
 PAGE_EVENTS = MAX_EVENTS_PER_READ
 """Events a follower reads in one round trip; a stream further behind reads again at
 once (seqs are consecutive, so a read that examined this many may have left more)."""
-
-
-def negotiate(accept: MIMEAccept) -> str:
-    """The media type to answer in, from the request's ``Accept`` (406 if none fits;
-    none sent: JSON)."""
-    media = accept.best_match(MEDIA_TYPES) if accept.provided else JSON
-    if media is None:
-        raise ApiError(
-            "NOT_ACCEPTABLE",
-            f"the events are served as {', '.join(MEDIA_TYPES)}: accept one of them",
-        )
-    return media
 
 
 class Follower:
@@ -342,9 +327,6 @@ class Follower:
         self._renew_at = now + seconds / 2
 
 
-Tagged = tuple[int, str, bytes]
-"""An event as a follower reads it: ``(seq, tag, event JSON)`` (:mod:`service.store.history`)."""
-
 Proof = tuple[int, str]
 """What proved a follower's seat: the seat, and the hash of the token that holds it."""
 
@@ -391,70 +373,3 @@ def while_held(
 
 def _private(raw: bytes) -> bool:
     return bool(orjson.loads(raw).get("private"))
-
-
-def event_json(seq: int, tag: str, raw: bytes) -> tuple[dict[str, Any], bytes]:
-    """A stored event as it is sent: its fields after ``seq`` and ``id``
-    (:func:`~service.store.history.event_id`); and its JSON text."""
-    event = {"seq": seq, "id": event_id(seq, tag), **orjson.loads(raw)}
-    return event, orjson.dumps(event)
-
-
-def sse_frames(batch: list[Tagged]) -> bytes:
-    r"""Server-Sent Events frames for ``batch``, each with its event's id.
-
-    >>> frame = sse_frames([(3, "5f0c1a2b00000000", b'{"type":"drew","seat":1}')])
-    >>> frame.split(b"\n")  # doctest: +NORMALIZE_WHITESPACE
-    [b'id: 3.5f0c1a2b00000000', b'event: drew',
-     b'data: {"seq":3,"id":"3.5f0c1a2b00000000","type":"drew","seat":1}', b'', b'']
-    """
-    frames = []
-    for seq, tag, raw in batch:
-        event, text = event_json(seq, tag, raw)
-        frames.append(
-            b"id: %s\nevent: %s\ndata: %s\n\n"
-            % (event_id(seq, tag).encode(), event["type"].encode(), text)
-        )
-    return b"".join(frames)
-
-
-def reset_fields(shared: Position) -> dict[str, Any]:
-    """What a reset says: the last point both histories share, as seq and id."""
-    return {"shared_seq": shared.seq, "shared_id": event_id(shared.seq, shared.tag or "")}
-
-
-def reset_json(shared: Position) -> bytes:
-    """A reset as a stream sends it: :func:`reset_fields` as an object of type ``reset``."""
-    return orjson.dumps({"type": "reset", **reset_fields(shared)})
-
-
-def sse_reset(shared: Position) -> bytes:
-    r"""The SSE frame telling a stream's client that the game's history is not the
-    one it followed: it goes back to ``shared`` (its id, so that a reconnection
-    resumes from there).
-
-    >>> sse_reset(Position(4, "5f0c1a2b00000000"))  # doctest: +ELLIPSIS
-    b'id: 4.5f0c1a2b00000000\nevent: reset\ndata: {"type":"reset","shared_seq":4,...}\n\n'
-    """
-    return b"id: %s\nevent: reset\ndata: %s\n\n" % (
-        event_id(shared.seq, shared.tag or "").encode(),
-        reset_json(shared),
-    )
-
-
-def ndjson_lines(batch: list[Tagged]) -> bytes:
-    r"""NDJSON lines for ``batch``.
-
-    >>> ndjson_lines([(3, "5f0c1a2b00000000", b'{"type":"drew"}')])
-    b'{"seq":3,"id":"3.5f0c1a2b00000000","type":"drew"}\n'
-    """
-    return b"".join(event_json(seq, tag, raw)[1] + b"\n" for seq, tag, raw in batch)
-
-
-def ndjson_reset(shared: Position) -> bytes:
-    r"""The NDJSON line of a reset (see :func:`sse_reset`).
-
-    >>> ndjson_reset(Position(0, ""))
-    b'{"type":"reset","shared_seq":0,"shared_id":"0"}\n'
-    """
-    return reset_json(shared) + b"\n"

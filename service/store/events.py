@@ -58,23 +58,17 @@ def _visible(
 ) -> tuple[list[tuple[int, bytes]], int]:
     """Filter XRANGE entries to ``seat``; returns them and the last seq examined.
 
-    An entry is ``(id, {field: value})`` as redis-py parses it, or ``[id, [field,
-    value, ...]]`` as it comes off the wire (:class:`~service.store.link.Link`).
+    An entry is ``(id, {field: value})`` as redis-py parses it.
     """
     wanted = b"" if seat is None else str(int(seat)).encode()
     found: list[tuple[int, bytes]] = []
-    for entry_id, raw_fields in entries:
-        fields = raw_fields if isinstance(raw_fields, dict) else _pairs(raw_fields)
+    for entry_id, fields in entries:
         seq = int(entry_id.split(b"-", 1)[0])
         cursor = max(cursor, seq)
         owner = fields.get(b"seat", b"")
         if owner == b"" or owner == wanted:
             found.append((seq, fields[b"e"]))
     return found, cursor
-
-
-def _pairs(flat: Sequence[bytes]) -> dict[bytes, bytes]:
-    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 class HistoryPage(NamedTuple):
@@ -147,8 +141,7 @@ def _page(
 
 def _row(entry: Any) -> tuple[int, str, bytes, bytes]:
     """``(seq, tag, seat, event JSON)`` of an XRANGE entry (see :func:`_visible`)."""
-    entry_id, raw_fields = entry
-    fields = raw_fields if isinstance(raw_fields, dict) else _pairs(raw_fields)
+    entry_id, fields = entry
     return (
         int(entry_id.split(b"-", 1)[0]),
         fields.get(b"g", b"").decode(),
