@@ -22,10 +22,10 @@ echo "# that player's view: hand, legal moves, best arrangement"
 curl -fsS "$BASE/v1/games/$ID/view" -H "Authorization: Bearer $TOKEN" \
   | json '{k: d[k] for k in ("version", "hand", "legal_moves", "arrangement")}'
 
-echo "# draw from the stock (If-Match makes it conditional on the version seen)"
-VERSION=$(curl -fsS "$BASE/v1/games/$ID" | json 'd["version"]')
+echo "# draw from the stock (If-Match with the view's ETag: only on the state seen)"
+ETAG=$(curl -fsS -o /dev/null -D - "$BASE/v1/games/$ID" | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
 VIEW=$(curl -fsS -X POST "$BASE/v1/games/$ID/moves" -H "Authorization: Bearer $TOKEN" \
-  -H 'Content-Type: application/json' -H "If-Match: \"$VERSION\"" -H 'Idempotency-Key: turn-1-draw' \
+  -H 'Content-Type: application/json' -H "If-Match: $ETAG" -H 'Idempotency-Key: turn-1-draw' \
   -d '{"type": "draw", "source": "stock"}')
 echo "$VIEW" | json '{k: d[k] for k in ("version", "hand")}'
 

@@ -50,6 +50,9 @@ WHEN: dict[str, str] = {
     "PRECONDITION_FAILED": "`If-Match` names a version the game is not at (`current_version` "
     "given): an older one (someone moved since), or a newer one (the game lost changes the "
     "client saw: reload it)",
+    "HISTORY_DIVERGED": "`If-Match` names the last event of a history the game no longer has "
+    "(its store lost changes the client saw): `current_version`, and the last point both "
+    "share, `shared_seq` and `shared_id`, given; read the game again",
     "REQUEST_TIMEOUT": "The body did not arrive within `BODY_TIMEOUT_SECONDS` (connection closed)",
     "PAYLOAD_TOO_LARGE": "The body is larger than `MAX_BODY_BYTES`, chunked or not",
     "URI_TOO_LONG": "Request line longer than 8190 bytes",

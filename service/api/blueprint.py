@@ -72,6 +72,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "detail": "If-Match names version 7, the game is at version 8",
         "current_version": 8,
     },
+    "HISTORY_DIVERGED": {
+        "detail": "If-Match names event 25 of a history the game no longer has (its store "
+        "lost changes you saw): read it again",
+        "current_version": 6,
+        "shared_seq": 14,
+        "shared_id": "14.9b2e0d41c07f3a85",
+    },
     "RATE_LIMITED": {"detail": "rate limit exceeded (moves: 120 per 1 minute); retry after 12 s"},
     "TOO_MANY_STREAMS": {
         "detail": "too many open streams on this seat (8 at most): close one, or retry after 41 s"

@@ -15,8 +15,9 @@ from typing import Any
 import orjson
 from flask import Response
 
-from service.api.conditional import if_match_version
+from service.api.conditional import if_match
 from service.api.context import services, store
+from service.api.etags import etag
 from service.api.idempotency import game_idempotency, replay
 from service.api.responses import json_response
 from service.engine.game_events import Event
@@ -25,6 +26,7 @@ from service.hosting.record import GameRecord
 from service.hosting.snapshots import snapshot_with
 from service.hosting.write_loop import Write
 from service.store import IdempotentReplay
+from service.store.history import Position
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +61,7 @@ def change(
     request's idempotency record.  An operation that changes nothing (no
     events) saves nothing: it is answered at the version it read.  With
     ``conditional`` the request's ``If-Match`` is honoured (412 when stale)."""
-    expected = if_match_version() if conditional else None
+    expected = if_match() if conditional else None
     idem = game_idempotency(game_id)
 
     def step(
@@ -76,16 +78,16 @@ def change(
         return write, (outcome, status, text, new_version)
 
     try:
-        outcome, status, text, new_version = write_loop.optimistic_write(
+        (outcome, status, text, new_version), last = write_loop.optimistic_write(
             store(), services().config, game_id, step, idem=idem, expected=expected
         )
     except IdempotentReplay as first:
         assert idem is not None
-        return replay(idem, first.fingerprint, first.response)
+        return replay(idem, first.fingerprint, first.response, first.last)
     if outcome.committed is not None and outcome.changed:
         outcome.committed()
     return json_response(
-        orjson.Fragment(text), status, version=new_version, headers=outcome.headers
+        orjson.Fragment(text), status, etag=etag(new_version, last), headers=outcome.headers
     )
 
 
@@ -107,7 +109,7 @@ def _answer_texts(
     return status, body, game_views.public_json(record, version), orjson.dumps(body), seat_parts
 
 
-def current(game_id: str) -> tuple[int, GameRecord]:
+def current(game_id: str) -> tuple[int, GameRecord, Position]:
     """:func:`service.hosting.write_loop.current` on the app's store."""
     return write_loop.current(store(), services().config, game_id)
 

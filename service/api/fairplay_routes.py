@@ -120,7 +120,7 @@ class Rematch(MethodView):
 def _rematch_id(game_id: str) -> str:
     """The rematch of a finished game, made by the first player to ask
     (:func:`service.hosting.fair_play.rematch`)."""
-    _version, old = current(game_id)
+    _version, old, _last = current(game_id)
     require_seat(old)
     return fair_play.rematch(store(), config(), old)
 
@@ -137,5 +137,5 @@ class Replay(MethodView):
         The revealed seed, every deal and every action: re-simulate it with
         `three-thirteen-verify` to check the deals were fixed at creation.
         """
-        _version, record = current(game_id)
+        _version, record, _last = current(game_id)
         return json_response(orjson.Fragment(fair_play.replay_text(store(), record)))

@@ -22,6 +22,7 @@ from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.changes import ChangeOutcome, change, current
 from service.api.context import address, config, lobby_hold, services, store
+from service.api.etags import etag
 from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
@@ -76,9 +77,9 @@ class Games(MethodView):
             )
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
-            return replay(idem, first.fingerprint, first.response)
+            return replay(idem, first.fingerprint, first.response, first.last)
         metrics.GAMES_CREATED.inc()
-        return json_response(created.body, 201, version=1, headers=created.headers)
+        return json_response(created.body, 201, etag=etag(1, created.last), headers=created.headers)
 
 
 def _game_url(game_id: str) -> str:
@@ -200,11 +201,13 @@ class Moves(MethodView):
             **ERRORS_PLAYER,
             400: "Malformed JSON",
             409: "Not your turn, wrong phase, or game not in progress",
-            412: "If-Match names a stale version",
+            412: "If-Match names a stale version, or a history the game no longer has",
             422: "Invalid or illegal move",
             429: "Rate limited",
         },
         "NOT_YOUR_TURN",
+        "PRECONDITION_FAILED",
+        "HISTORY_DIVERGED",
         "WRONG_PHASE",
         "GAME_NOT_IN_PROGRESS",
         "VALIDATION_ERROR",
@@ -298,7 +301,7 @@ class StreamTickets(MethodView):
         stream renews it. It is refused (401) once the seat changed hands.
         """
         token = require_token()
-        _version, record = current(game_id)
+        _version, record, _last = current(game_id)
         seat = require_seat(record)
         ticket = secrets.token_urlsafe(TICKET_BYTES)
         seconds = services().config.stream_ticket_seconds

@@ -19,6 +19,7 @@ from service.api.auth import bearer_token, require_seat, require_token
 from service.api.changes import ChangeOutcome, change, current, public_events
 from service.api.conditional import not_modified
 from service.api.context import call, store
+from service.api.etags import etag
 from service.api.media import require_json
 from service.api.responses import json_response
 from service.api.schemas.move_schemas import load_move
@@ -28,6 +29,7 @@ from service.hosting.game_views import view
 from service.hosting.record import GameRecord
 from service.hosting.tokens import hash_token
 from service.store import GameNotFound
+from service.store.game_reads import Versioned
 
 
 def public_view(game_id: str) -> Response:
@@ -41,23 +43,24 @@ def public_view(game_id: str) -> Response:
             raise GameNotFound(game_id)
         version, deadline = known
         if deadline is None or time.time() < deadline:
-            unchanged = not_modified(version)
+            unchanged = not_modified(version, known.last)
             if unchanged is not None:
                 return unchanged
     found = store().load_public(game_id)
     if found is None:
         raise GameNotFound(game_id)
     version, deadline, public, results = found
+    last = found.last
     if deadline is not None and time.time() >= deadline:
-        version, record = current(game_id)  # the overdue turn is played first
+        version, record, last = current(game_id)  # the overdue turn is played first
         public = orjson.dumps(view(record, version))
     else:
         assert results is not None  # every write stores them with the version (new game: [])
         public = with_results(public, results)
-    unchanged = not_modified(version)
+    unchanged = not_modified(version, last)
     if unchanged is not None:
         return unchanged
-    return json_response(orjson.Fragment(public), version=version)
+    return json_response(orjson.Fragment(public), etag=etag(version, last))
 
 
 def player_view(game_id: str) -> Response:
@@ -76,11 +79,11 @@ def player_view(game_id: str) -> Response:
     assert holder is not None  # a part is found for a token only
     presence.note(call().services, game_id, holder, presence.of_public(public))
     assert results is not None  # every write stores them with the version (new game: [])
-    unchanged = not_modified(version)
+    unchanged = not_modified(version, found.last)
     if unchanged is not None:
         return unchanged
     text = with_seat_part(with_results(public, results), part)
-    return json_response(orjson.Fragment(text), version=version)
+    return json_response(orjson.Fragment(text), etag=etag(version, found.last))
 
 
 def seat_held_by(game_id: str, holder: str) -> int | None:
@@ -92,16 +95,14 @@ def seat_held_by(game_id: str, holder: str) -> int | None:
     if part is not None:
         presence.note(services, game_id, holder, presence.of_public(found[2]))
         return int(orjson.loads(part)["seat"])
-    _version, record = current(game_id)
+    _version, record, _last = current(game_id)
     seat = record.seat_for_holder(holder)
     if seat is not None:
         presence.note(services, game_id, holder, presence.of_record(record))
     return seat
 
 
-def _saved_seat_part(
-    game_id: str, holder: str | None
-) -> tuple[tuple[int, float | None, bytes, bytes | None, bytes], bytes | None]:
+def _saved_seat_part(game_id: str, holder: str | None) -> tuple[Versioned, bytes | None]:
     """What :meth:`GameStore.load_seat_view` read (404 without a game), and the part
     of the seat of the token whose hash is ``holder`` saved with the last change:
     None when there is none for it, or a turn is overdue (then the document must
@@ -117,15 +118,15 @@ def _saved_seat_part(
 
 
 def _player_view_from_document(game_id: str) -> Response:
-    version, record = current(game_id)
+    version, record, last = current(game_id)
     seat = require_seat(record)
     token = bearer_token()
     assert token is not None  # require_seat proved it
     presence.note(call().services, game_id, hash_token(token), presence.of_record(record))
-    unchanged = not_modified(version)
+    unchanged = not_modified(version, last)
     if unchanged is not None:
         return unchanged
-    return json_response(view(record, version, seat), version=version)
+    return json_response(view(record, version, seat), etag=etag(version, last))
 
 
 def make_move(game_id: str) -> Response:

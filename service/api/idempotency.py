@@ -13,10 +13,12 @@ from flask import Response
 
 from service.api.auth import bearer_token
 from service.api.context import call
+from service.api.etags import etag
 from service.api.problems import ApiError
 from service.api.responses import json_response
 from service.hosting.saved_answers import Idempotency, replayed
 from service.hosting.tokens import hash_token
+from service.store.history import parse_event_id
 
 IDEMPOTENCY_KEY_MAX = 255
 
@@ -84,12 +86,15 @@ def game_idempotency(game_id: str) -> Idempotency | None:
     return idempotency(scope, secret=token is None)
 
 
-def replay(idem: Idempotency, fingerprint: bytes, raw: bytes) -> Response:
-    """Answer again what was answered first (422 if the key was used otherwise)."""
+def replay(idem: Idempotency, fingerprint: bytes, raw: bytes, last: bytes) -> Response:
+    """Answer again what was answered first, with the ETag of its version (whose
+    last event was ``last``, an event id), or 422 if the key was used otherwise."""
     saved = replayed(idem, fingerprint, raw)
+    position = parse_event_id(last.decode())
+    tag = None if saved.version is None or position is None else etag(saved.version, position)
     return json_response(
         saved.body,
         saved.status,
-        version=saved.version,
+        etag=tag,
         headers={**saved.headers, "Idempotent-Replayed": "true"},
     )

@@ -15,6 +15,7 @@ from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
 from service.api.changes import ChangeOutcome, change
 from service.api.context import address, config, store
+from service.api.etags import etag
 from service.api.idempotency import idempotency, replay
 from service.api.responses import json_response
 from service.api.schemas import lobby_schemas as schemas
@@ -107,14 +108,15 @@ class QuickJoin(MethodView):
         """
         idem = idempotency("quick-join", secret=True)
         try:
-            out = matchmaking.quick_join(
+            out, last = matchmaking.quick_join(
                 store(), config(), body, idem, address=address(), location=_game_url
             )
         except IdempotentReplay as earlier:
             assert idem is not None
-            return replay(idem, earlier.fingerprint, earlier.response)
+            return replay(idem, earlier.fingerprint, earlier.response, earlier.last)
         location = url_for("games.Game", game_id=out["id"])
-        return json_response(out, 201, version=out["version"], headers={"Location": location})
+        tag = etag(out["version"], last)
+        return json_response(out, 201, etag=tag, headers={"Location": location})
 
 
 def _game_url(game_id: str) -> str:

@@ -44,6 +44,7 @@ CODES: dict[str, tuple[int, str]] = {
     "GAME_FULL": (409, "No open seat"),
     "CONFLICT": (409, "Concurrent change"),
     "PRECONDITION_FAILED": (412, "Version mismatch"),
+    "HISTORY_DIVERGED": (412, "History changed"),
     "REQUEST_TIMEOUT": (408, "Request not received in time"),
     "PAYLOAD_TOO_LARGE": (413, "Request body too large"),
     "URI_TOO_LONG": (414, "Request line too long"),

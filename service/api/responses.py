@@ -5,10 +5,10 @@ Flask ``Response``; these build the JSON ones.  They carry only what the
 handlers set (type, length, ``ETag``, a few named headers); the middleware
 (:mod:`service.api.middleware`) adds the rest to every response alike.
 
->>> r = json_response({"ok": True}, version=3)
+>>> r = json_response({"ok": True}, etag='"3.9.5f0c1a2b3c4d5e6f"')
 >>> r.status_code, r.get_data(), r.headers["ETag"]
-(200, b'{"ok":true}', '"3"')
->>> not_modified_response(3).status_code
+(200, b'{"ok":true}', '"3.9.5f0c1a2b3c4d5e6f"')
+>>> not_modified_response('"3.9.5f0c1a2b3c4d5e6f"').status_code
 304
 """
 
@@ -27,20 +27,20 @@ def json_response(
     body: Any,
     status: int = 200,
     *,
-    version: int | None = None,
+    etag: str | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> Response:
     """``body`` dumped with orjson (JSON text already made goes in as an
-    ``orjson.Fragment``); ``version`` adds the ETag."""
+    ``orjson.Fragment``), with ``etag`` (:func:`service.api.etags.etag`)."""
     response = Response(orjson.dumps(body), status=status, content_type=JSON)
-    if version is not None:
-        response.headers["ETag"] = f'"{version}"'
+    if etag is not None:
+        response.headers["ETag"] = etag
     if headers:
         response.headers.extend(headers)
     return response
 
 
-def not_modified_response(version: int) -> Response:
-    """304 for ``version``: no body, and no entity headers (werkzeug drops them
+def not_modified_response(etag: str) -> Response:
+    """304 for ``etag``: no body, and no entity headers (werkzeug drops them
     when the response is sent), only the ETag."""
-    return Response(status=304, headers={"ETag": f'"{version}"'})
+    return Response(status=304, headers={"ETag": etag})

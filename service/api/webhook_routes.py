@@ -46,7 +46,7 @@ class WebhookLog(MethodView):
         created); a seat's token is not enough.
         """
         token = require_token()
-        _version, record = current(game_id)
+        _version, record, _last = current(game_id)
         hook = record.webhook
         if hook is None:
             raise ApiError("WEBHOOK_NOT_FOUND", "this game was created without a webhook")

@@ -2,7 +2,8 @@
 
 Standard library only.  :class:`Client` sends the seat's bearer token on every
 request.  JSON calls retry network errors with a growing pause; an error answer
-raises :class:`ApiProblem`.  :meth:`Client.open_stream` opens
+raises :class:`ApiProblem`.  A view and a move answer come with the ``ETag`` of
+the game's state they show (a move's ``If-Match``).  :meth:`Client.open_stream` opens
 ``GET /v1/games/{id}/events`` as Server-Sent Events (``Accept: text/event-stream``,
 the token in ``Authorization``: a bot needs no stream ticket) and returns the
 open :class:`Stream`; following it, reconnecting included, is
@@ -108,7 +109,8 @@ class Client:
         path: str,
         body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], str | None]:
+        """The answer's JSON body and its ``ETag`` (None without one)."""
         url = self.base_url.rstrip("/") + path
         data = None if body is None else json.dumps(body).encode()
         all_headers = {**self._headers("application/json"), **(headers or {})}
@@ -120,7 +122,7 @@ class Client:
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                     result: dict[str, Any] = json.loads(resp.read() or b"{}")
-                    return result
+                    return result, resp.headers.get("ETag")
             except urllib.error.HTTPError as exc:
                 raise ApiProblem.from_answer(exc.code, exc.headers, exc.read()) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError):
@@ -134,11 +136,16 @@ class Client:
     def _game(self) -> str:
         return "/v1/games/" + urllib.parse.quote(self.game_id, safe="")
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> tuple[dict[str, Any], str | None]:
+        """The seat's view, and its ETag."""
         return self._request("GET", self._game + "/view")
 
-    def move(self, move: dict[str, Any], version: int, key: str) -> dict[str, Any]:
-        headers = {"If-Match": f'"{version}"', "Idempotency-Key": key}
+    def move(
+        self, move: dict[str, Any], etag: str | None, key: str
+    ) -> tuple[dict[str, Any], str | None]:
+        """Play ``move`` if the game is still at the state ``etag`` names (the view's
+        ETag, sent as ``If-Match``): the seat's new view, and its ETag."""
+        headers = {"Idempotency-Key": key} | ({} if etag is None else {"If-Match": etag})
         return self._request("POST", self._game + "/moves", move, headers)
 
     def open_stream(self, last_event_id: str) -> Stream:

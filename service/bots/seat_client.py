@@ -13,8 +13,8 @@ It uses only the public API and the standard library:
   after the point the histories share is forgotten and the view read again;
 - ``GET /v1/games/{id}/view`` for the seat's view (hand, legal moves, version),
   read whenever events arrived;
-- ``POST /v1/games/{id}/moves`` with ``If-Match: "<version>"`` and an
-  ``Idempotency-Key`` (kept across retries of the same move).
+- ``POST /v1/games/{id}/moves`` with ``If-Match`` (the ETag of the view it decided
+  on) and an ``Idempotency-Key`` (kept across retries of the same move).
 
 Before it decides, it takes every event that has arrived, so the brain sees
 the game up to the view it decides on.  503 and 429 are retried after
@@ -58,6 +58,8 @@ class Player:
     """The seq of every event the stream delivered (the seat's private ones too)."""
     moves_made: int = 0
     feed: EventFeed | None = None
+    etag: str | None = field(default=None, init=False)
+    """The ETag of the last view read (or answered to a move): the next move's If-Match."""
     _retries: int = field(default=0, init=False)
     _game_over_seen: bool = field(default=False, init=False)
 
@@ -90,7 +92,7 @@ class Player:
 
     def play(self) -> dict[str, Any]:
         """Play until the game is finished; returns the final view."""
-        view = self.client.view()  # a wrong URL or token fails here, not in the feed's retries
+        view = self._view()  # a wrong URL or token fails here, not in the feed's retries
         self.log(f"seat {view.get('seat')} in game {self.client.game_id} as a {self.level} bot")
         self.feed = EventFeed(self.client.open_stream, log=self.log)
         with self.feed as feed:
@@ -107,7 +109,12 @@ class Player:
     def _look(self, feed: EventFeed) -> dict[str, Any]:
         """Wait until something happens (the game so far, at first), take it all, look again."""
         self._receive(feed, block=True)
-        return self.client.view()
+        return self._view()
+
+    def _view(self) -> dict[str, Any]:
+        """Read the seat's view (and keep its ETag)."""
+        view, self.etag = self.client.view()
+        return view
 
     def _follow(self, feed: EventFeed) -> dict[str, Any]:
         view = self._look(feed)
@@ -130,7 +137,7 @@ class Player:
         key = uuid.uuid4().hex
         while True:
             try:
-                answer = self.client.move(body, view["version"], key)
+                answer, etag = self.client.move(body, self.etag, key)
             except ApiProblem as problem:
                 self._retries += 1
                 if self._retries > self.max_retries:
@@ -141,8 +148,9 @@ class Player:
                 if problem.status in (409, 412, 422):
                     # The game moved on (or our picture of it was stale): look again.
                     self.log(f"  {problem.status} {problem.body.get('code')}: re-reading")
-                    return self.client.view(), False
+                    return self._view(), False
                 raise
+            self.etag = etag
             self.moves_made += 1
             self._retries = 0
             rnd = answer.get("round") or {}

@@ -27,19 +27,22 @@ from service.hosting.saved_answers import Idempotency
 from service.hosting.tokens import keyed_game_id, new_game_id
 from service.hosting.write_loop import create_game
 from service.store import GameExists, GameStore
+from service.store.history import Position
 
 
 @dataclass(frozen=True, slots=True)
 class Created:
     """The answer to a create: its body (tokens and the webhook's secret, shown
-    once) and headers (``Location``)."""
+    once) and headers (``Location``), and the game's last event (its ETag's)."""
 
     body: dict[str, Any]
     headers: dict[str, str]
+    last: Position
 
 
-def earlier_answer(store: GameStore, idem: Idempotency) -> tuple[bytes, bytes] | None:
-    """``(fingerprint, answer)`` saved by an earlier create with ``idem``'s key, if any."""
+def earlier_answer(store: GameStore, idem: Idempotency) -> tuple[bytes, bytes, bytes] | None:
+    """``(fingerprint, answer, id of the game's last event then)`` saved by an
+    earlier create with ``idem``'s key, if any."""
     _found, earlier = store.load_with_idempotency(keyed_game_id(idem.key_hash), idem.key_hash)
     return earlier
 
@@ -145,5 +148,5 @@ class _Save:
             }
         headers = {"Location": self.location(record.id)}
         saved = None if self.idem is None else self.idem.record(201, out, 1, headers=headers)
-        create_game(self.store, self.config, record, self.events, saved)
-        return Created(out, headers)
+        written = create_game(self.store, self.config, record, self.events, saved)
+        return Created(out, headers, written.last)

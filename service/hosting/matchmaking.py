@@ -65,6 +65,7 @@ from service.store import (
     NotDurable,
     StoreUnavailable,
 )
+from service.store.history import Position
 from service.store.lobby_index import TICKET_SECONDS, Ticket
 from service.store.script_args import IdempotencyRecord
 
@@ -103,10 +104,11 @@ def quick_join(
     *,
     address: str,
     location: Callable[[str], str],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Position]:
     """Seat the caller (at client ``address``) at a table of the kind ``body``
     asks for: the answer's body (``id``, ``seat``, ``token``, ``version``,
-    ``status``, ``created``); ``location(game_id)`` is the game's URL.
+    ``status``, ``created``), and the game's last event then (its ETag's);
+    ``location(game_id)`` is the game's URL.
 
     With ``idem`` (the request's ``Idempotency-Key``) the seeks are named after the
     key, each ticket's game is noted under it before its seat is taken, and the
@@ -134,7 +136,7 @@ def quick_join(
         raise
 
 
-def _seat_at(seeker: Seeker, table: str, body: dict[str, Any]) -> dict[str, Any]:
+def _seat_at(seeker: Seeker, table: str, body: dict[str, Any]) -> tuple[dict[str, Any], Position]:
     """Seek-then-join rounds at ``table`` (see :func:`quick_join`)."""
     config, idem, hold = seeker.config, seeker.idem, seeker.hold
     lifetime = config.lobby_waiting_seconds
@@ -201,9 +203,12 @@ def _saved(seeker: Seeker, answer: dict[str, Any]) -> IdempotencyRecord | None:
     return seeker.idem.record(201, answer, answer["version"], headers={"Location": location})
 
 
-def _make(seeker: Seeker, ticket: Ticket, body: dict[str, Any]) -> dict[str, Any] | None:
+def _make(
+    seeker: Seeker, ticket: Ticket, body: dict[str, Any]
+) -> tuple[dict[str, Any] | None, Position] | None:
     """Make the listed game a ticket points to (unless another of its ticket
-    holders made it first: then None).  The ticket that listed it makes it with
+    holders made it first: then None): the answer when this ticket's seat was
+    taken with it (else None), and the game's last event.  The ticket that listed it makes it with
     its seat taken, in the one write that saves the answer under the request's
     key (so a retry after a write made but not confirmed replays it); the
     others make it with every seat open, and join it."""
@@ -228,13 +233,15 @@ def _make(seeker: Seeker, ticket: Ticket, body: dict[str, Any]) -> dict[str, Any
         answer = _answer(record, 0, tokens[0], 1, True)
         saved = _saved(seeker, answer)
     try:
-        create_game(seeker.store, seeker.config, record, events, saved)
+        written = create_game(seeker.store, seeker.config, record, events, saved)
     except GameExists:
         return None
-    return answer
+    return answer, written.last
 
 
-def _take_seat(seeker: Seeker, ticket: Ticket, body: dict[str, Any]) -> dict[str, Any]:
+def _take_seat(
+    seeker: Seeker, ticket: Ticket, body: dict[str, Any]
+) -> tuple[dict[str, Any], Position]:
     """Take the lowest open seat of the ticket's game through the game's own write
     (making the game first if nobody has yet), held against the caller's cap in
     place of the place it held."""
@@ -254,9 +261,9 @@ def _take_seat(seeker: Seeker, ticket: Ticket, body: dict[str, Any]) -> dict[str
         except GameNotFound:
             if made or time.time() - ticket.created_at > MAKE_SECONDS:
                 raise  # a game listed long ago and gone since: not to make again
-            answer = _make(seeker, ticket, body)
-            if answer is not None:
-                return answer
+            made_now = _make(seeker, ticket, body)
+            if made_now is not None and made_now[0] is not None:
+                return made_now[0], made_now[1]
             made = True
         except ChangingTooFastError:
             pass

@@ -4,7 +4,10 @@ with ``Retry-After`` when :attr:`HostingError.retry_after` is set."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from service.engine.errors import EngineError
+from service.store.history import Position, event_id
 
 
 class HostingError(EngineError):
@@ -13,7 +16,7 @@ class HostingError(EngineError):
     retry_after: int | None = None
     """Seconds after which the same request may succeed (None: not by waiting)."""
 
-    def extra(self) -> dict[str, int]:
+    def extra(self) -> dict[str, Any]:
         """Members the answer carries beside the code and the detail."""
         return {}
 
@@ -63,8 +66,31 @@ class VersionMismatchError(HostingError):
         super().__init__(message)
         self.current_version = current_version
 
-    def extra(self) -> dict[str, int]:
+    def extra(self) -> dict[str, Any]:
         return {} if self.current_version is None else {"current_version": self.current_version}
+
+
+class HistoryDivergedError(HostingError):
+    """A conditional write named an event the game's history no longer holds (its
+    store lost changes the client saw): ``shared`` is the last point both share."""
+
+    code = "HISTORY_DIVERGED"
+
+    def __init__(
+        self, message: str, *, current_version: int | None = None, shared: Position | None = None
+    ):
+        super().__init__(message)
+        self.current_version = current_version
+        self.shared = shared
+
+    def extra(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        if self.current_version is not None:
+            found["current_version"] = self.current_version
+        if self.shared is not None:
+            found["shared_seq"] = self.shared.seq
+            found["shared_id"] = event_id(self.shared.seq, self.shared.tag or "")
+        return found
 
 
 class ChangingTooFastError(HostingError):

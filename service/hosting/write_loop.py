@@ -6,7 +6,9 @@ sent a key, in the same round trip) and one atomic conditional store write
 beside it (:mod:`service.hosting.snapshots`) and the deliveries to the game's
 webhook (:mod:`service.hosting.game_webhooks`).  A write that loses a race is
 tried again on the fresh state, unless the caller named the version it expects
-(``If-Match``): then it is refused (:class:`VersionMismatchError`).  Before its
+(``If-Match``, a version with the game's last event then): then it is refused
+(:class:`VersionMismatchError`, or :class:`HistoryDivergedError` when that event
+is not in the game's history).  Before its
 own change, every write plays the turn that is overdue in the game, if any
 (turn timers, bots left to play), and saves it: that too is a write of this
 loop (:func:`optimistic_write`).
@@ -28,11 +30,17 @@ from service.config import Config
 from service.engine.game_events import Event
 from service.hosting import lobby_listing, webhook_deliveries
 from service.hosting.record import GameRecord
-from service.hosting.refusals import ChangingTooFastError, VersionMismatchError
+from service.hosting.refusals import (
+    ChangingTooFastError,
+    HistoryDivergedError,
+    VersionMismatchError,
+)
 from service.hosting.saved_answers import Idempotency
 from service.hosting.snapshots import events_payload, snapshot
 from service.hosting.timers import apply_timeouts
 from service.store import GameNotFound, GameStore, IdempotentReplay, VersionConflict
+from service.store.game_reads import Written
+from service.store.history import Position
 from service.store.script_args import IdempotencyRecord
 
 MAX_ATTEMPTS = 4
@@ -40,6 +48,10 @@ MAX_ATTEMPTS = 4
 that fast is rare: its players take turns)."""
 
 T = TypeVar("T")
+
+Precondition = tuple[int, Position | None]
+"""What ``If-Match`` names: a version, and the game's last event then (None: a
+bare version, taken on trust)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,19 +77,22 @@ def optimistic_write(
     step: Step[T],
     *,
     idem: Idempotency | None = None,
-    expected: int | None = None,
-) -> T:
+    expected: Precondition | None = None,
+) -> tuple[T, Position]:
     """Load the game, play its overdue turn if any (once), run ``step`` and save
     what it changed if the game is still at the version it read; else start over.
+    Returns what ``step`` gave, and the game's last event after the write (or as
+    read, when ``step`` saved nothing): what the version's ETag names.
 
-    ``expected`` is the version the caller expects (``If-Match``):
-    :class:`VersionMismatchError` when the game is at another.  Raises
+    ``expected`` is the state the caller expects (``If-Match``):
+    :class:`HistoryDivergedError` when the event it names is not in the game's
+    history, :class:`VersionMismatchError` when the game is at another version.  Raises
     :class:`GameNotFound`, :class:`ChangingTooFastError` after
     :data:`MAX_ATTEMPTS` lost races, and :class:`IdempotentReplay` when
     ``idem``'s key was used already (found on reading, or refused on writing)."""
     settled = False  # one stretch of overdue turns per write (bounded work)
     for _attempt in range(MAX_ATTEMPTS):
-        version, record = _load(store, game_id, idem)
+        version, record, last = _load(store, game_id, idem)
         if not settled:
             events = apply_timeouts(record, history=lambda: public_events(store, game_id))
             if events:
@@ -88,21 +103,13 @@ def optimistic_write(
                 except VersionConflict:
                     pass  # someone else changed it (perhaps the same timeout): reload
                 continue
-        if expected is not None and expected != version:
-            ahead = (
-                ": the game lost changes you saw (its store failed over); reload it"
-                if expected > version
-                else ""
-            )
-            raise VersionMismatchError(
-                f"If-Match names version {expected}, the game is at version {version}{ahead}",
-                current_version=version,
-            )
+        if expected is not None:
+            _check(store, game_id, expected, version, last)
         write, result = step(version, record)
         if write is None:
-            return result
+            return result, last
         try:
-            _commit(store, config, game_id, version, record, write)
+            written = _commit(store, config, game_id, version, record, write)
         except VersionConflict as conflict:
             if expected is not None:
                 raise VersionMismatchError(
@@ -110,11 +117,43 @@ def optimistic_write(
                     current_version=conflict.current_version,
                 ) from None
             continue
-        return result
+        return result, written.last
     raise ChangingTooFastError("the game is changing too fast; retry")
 
 
-def _load(store: GameStore, game_id: str, idem: Idempotency | None) -> tuple[int, GameRecord]:
+def _check(
+    store: GameStore, game_id: str, expected: Precondition, version: int, last: Position
+) -> None:
+    """Refuse unless the game is at the state ``If-Match`` named:
+    :class:`HistoryDivergedError` when the event it names is not in the game's
+    history (the store lost changes the client saw: it must read the game again,
+    from the shared point), else :class:`VersionMismatchError` when the version
+    is another."""
+    named_version, named_last = expected
+    if named_last is not None and named_last != last:
+        reset = store.history(game_id, named_last, limit=0).reset
+        if reset is not None:
+            raise HistoryDivergedError(
+                f"If-Match names event {named_last.seq} of a history the game no longer "
+                "has (its store lost changes you saw): read it again",
+                current_version=version,
+                shared=reset,
+            )
+    if named_version != version:
+        ahead = (
+            ": the game lost changes you saw (its store failed over); reload it"
+            if named_version > version
+            else ""
+        )
+        raise VersionMismatchError(
+            f"If-Match names version {named_version}, the game is at version {version}{ahead}",
+            current_version=version,
+        )
+
+
+def _load(
+    store: GameStore, game_id: str, idem: Idempotency | None
+) -> tuple[int, GameRecord, Position]:
     if idem is not None:
         found, earlier = store.load_with_idempotency(game_id, idem.key_hash)
         if earlier is not None:
@@ -124,14 +163,14 @@ def _load(store: GameStore, game_id: str, idem: Idempotency | None) -> tuple[int
     if found is None:
         raise GameNotFound(game_id)
     version, raw, results = found
-    return version, GameRecord.loaded(raw, results)
+    return version, GameRecord.loaded(raw, results), found.last
 
 
 def _commit(
     store: GameStore, config: Config, game_id: str, version: int, record: GameRecord, write: Write
-) -> None:
+) -> Written:
     lobby_listing.before_write(store, config, record)
-    store.commit(
+    written = store.commit(
         game_id,
         version,
         record.to_bytes(),
@@ -141,14 +180,16 @@ def _commit(
         **write.saved,
     )
     lobby_listing.committed(store, config, record)
+    return written
 
 
-def current(store: GameStore, config: Config, game_id: str) -> tuple[int, GameRecord]:
-    """The game's version and record after any overdue turn was played
-    (:class:`GameNotFound` without one)."""
-    return optimistic_write(
+def current(store: GameStore, config: Config, game_id: str) -> tuple[int, GameRecord, Position]:
+    """The game's version, record and last event after any overdue turn was
+    played (:class:`GameNotFound` without one)."""
+    (version, record), last = optimistic_write(
         store, config, game_id, lambda version, record: (None, (version, record))
     )
+    return version, record, last
 
 
 def create_game(
@@ -157,12 +198,13 @@ def create_game(
     record: GameRecord,
     events: list[Event],
     idempotency: IdempotencyRecord | None = None,
-) -> None:
+) -> Written:
     """Save a new game at version 1 with its first events (and the idempotency
     record of the request that made it).  Raises :class:`GameExists`, or
-    :class:`IdempotentReplay` when it was made by a request with the same key."""
+    :class:`IdempotentReplay` when it was made by a request with the same key.
+    Returns its version, 1, with its last event."""
     lobby_listing.before_write(store, config, record)
-    store.create(
+    return store.create(
         record.id,
         record.to_bytes(),
         events_payload(events),

@@ -18,30 +18,63 @@ from service.store.store_errors import GameNotFound, VersionConflict
 REPLAY_HEAD = b'{"f":1,"r":'
 """How a saved replay's text begins: its format (1), then the replay (read without parsing)."""
 
-LOADED_FIELDS = ("v", "d", "r", "k", "h")
+LOADED_FIELDS = ("v", "d", "r", "k", "h", "s", "g")
 """The state hash's fields a write reads (:func:`loaded_game`)."""
 
 
 class LoadedGame(tuple[int, bytes, bytes | None]):
     """``(version, document, results)`` of a game as a write reads it, and
     :attr:`chain`: what its commit needs to tag its events
-    (:mod:`service.store.history`), as it was at that version."""
+    (:mod:`service.store.history`), as it was at that version; :attr:`last`, its
+    last event then (what its ETag names)."""
 
     chain: Chain
+    last: Position
 
-    def __new__(cls, version: int, doc: bytes, results: bytes | None, chain: Chain) -> LoadedGame:
+    def __new__(
+        cls, version: int, doc: bytes, results: bytes | None, chain: Chain, last: Position
+    ) -> LoadedGame:
         made = super().__new__(cls, (version, doc, results))
-        made.chain = chain
+        made.chain, made.last = chain, last
         return made
+
+
+def last_event(seq: bytes | None, tag: bytes | None) -> Position:
+    """The last event the state hash's ``s`` and ``g`` name."""
+    return Position(int(seq or 0), (tag or b"").decode())
 
 
 def loaded_game(found: list[Any]) -> LoadedGame | None:
     """The game the state hash's :data:`LOADED_FIELDS` hold, or None if it has none."""
-    version, doc, results, key, head = found
+    version, doc, results, key, head, seq, tag = found
     if version is None or doc is None:
         return None
     chain = Chain((key or b"").decode(), (head or b"").decode())
-    return LoadedGame(int(version), doc, results, chain)
+    return LoadedGame(int(version), doc, results, chain, last_event(seq, tag))
+
+
+class Written(int):
+    """A write's version, and :attr:`last`: the game's last event then (what the
+    version's ETag names, :mod:`service.store.history`)."""
+
+    last: Position
+
+    def __new__(cls, version: int, last: Position) -> Written:
+        made = super().__new__(cls, version)
+        made.last = last
+        return made
+
+
+class Versioned(tuple[Any, ...]):
+    """A read of a game's state (a tuple, as each read documents it), and
+    :attr:`last`: the game's last event at the version read."""
+
+    last: Position
+
+    def __new__(cls, values: tuple[Any, ...], last: Position) -> Versioned:
+        made = super().__new__(cls, values)
+        made.last = last
+        return made
 
 
 class GameReads:
@@ -58,19 +91,21 @@ class GameReads:
 
     def load_with_idempotency(
         self, game_id: str, key_hash: str
-    ) -> tuple[LoadedGame | None, tuple[bytes, bytes] | None]:
+    ) -> tuple[LoadedGame | None, tuple[bytes, bytes, bytes] | None]:
         """:meth:`load_game` and the idempotency record of ``key_hash``, in one round trip.
 
         Returns ``(game, record)``: ``(version, document, results)`` or None, and
-        ``(fingerprint, response)`` or None.
+        ``(fingerprint, response, id of its write's last event)`` or None.
         """
         with translate_errors():
-            found, (fingerprint, response) = self._fetch(
+            found, (fingerprint, response, last) = self._fetch(
                 ("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS),
                 ("HMGET", keys.key(game_id, keys.IDEM), *keys.idem_fields(key_hash)),
             )
         game = loaded_game(found)
-        record = None if fingerprint is None or response is None else (fingerprint, response)
+        record = None
+        if fingerprint is not None and response is not None:
+            record = (fingerprint, response, last or b"")
         if record is not None:
             # about to be answered again: only once the write it answers is confirmed
             self._confirm_written(game_id)
@@ -92,39 +127,44 @@ class GameReads:
             raise VersionConflict(int(found))
         return Chain((key or b"").decode(), (head or b"").decode())
 
-    def load_public(self, game_id: str) -> tuple[int, float | None, bytes, bytes | None] | None:
+    def load_public(self, game_id: str) -> Versioned | None:
         """``(version, turn deadline, public view, results)`` saved with the last
-        change, or None if there is no game (one round trip, without the document)."""
+        change (and its ``last`` event), or None if there is no game (one round
+        trip, without the document)."""
         with translate_errors():
-            [(version, deadline, public, results)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r")
+            [(version, deadline, public, results, seq, tag)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r", "s", "g")
             )
         if version is None:
             return None
-        return int(version), deadline_of(deadline), public or b"", results
+        found = (int(version), deadline_of(deadline), public or b"", results)
+        return Versioned(found, last_event(seq, tag))
 
-    def load_version(self, game_id: str) -> tuple[int, float | None] | None:
-        """``(version, turn deadline)`` of a game, or None if there is none: what a
-        conditional GET needs to answer 304 (one round trip of a few bytes)."""
+    def load_version(self, game_id: str) -> Versioned | None:
+        """``(version, turn deadline)`` of a game (and its ``last`` event), or None
+        if there is none: what a conditional GET needs to answer 304 (one round
+        trip of a few bytes)."""
         with translate_errors():
-            [(version, deadline)] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), "v", "t"))
+            [(version, deadline, seq, tag)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "s", "g")
+            )
         if version is None:
             return None
-        return int(version), deadline_of(deadline)
+        return Versioned((int(version), deadline_of(deadline)), last_event(seq, tag))
 
-    def load_seat_view(
-        self, game_id: str
-    ) -> tuple[int, float | None, bytes, bytes | None, bytes] | None:
+    def load_seat_view(self, game_id: str) -> Versioned | None:
         """:meth:`load_public` plus the seats' parts of their views saved with
         the last change (``b""`` if none were): ``(version, turn deadline,
-        public view, results, seat parts)``, or None if there is no game."""
+        public view, results, seat parts)`` (and its ``last`` event), or None if
+        there is no game."""
         with translate_errors():
-            [(version, deadline, public, results, parts)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r", "q")
+            [(version, deadline, public, results, parts, seq, tag)] = self._fetch(
+                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r", "q", "s", "g")
             )
         if version is None:
             return None
-        return int(version), deadline_of(deadline), public or b"", results, parts or b""
+        found = (int(version), deadline_of(deadline), public or b"", results, parts or b"")
+        return Versioned(found, last_event(seq, tag))
 
     def load_game(self, game_id: str) -> LoadedGame | None:
         """``(version, document, results)`` of a game (results None when none were

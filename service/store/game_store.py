@@ -44,7 +44,7 @@ from service.config import Config
 from service.store import budget, keys
 from service.store.durability import Command, Durability, check_support, send_durably
 from service.store.failures import translate_errors
-from service.store.game_reads import REPLAY_HEAD, GameReads
+from service.store.game_reads import REPLAY_HEAD, GameReads, Written, last_event
 from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
 from service.store.lobby_index import LobbyIndex
@@ -243,8 +243,9 @@ class GameStore(GameReads, TicketStore):
         results: bytes | None = None,
         seat_parts: bytes = b"",
         deliveries: Deliveries | None = None,
-    ) -> int:
-        """Store a new game at version 1 with its first events; returns 1.
+    ) -> Written:
+        """Store a new game at version 1 with its first events; returns 1 (a
+        :class:`~service.store.game_reads.Written`: with the last event).
 
         ``public`` (the public view, ready to send) and ``deadline`` (of the
         current turn) are kept beside the document so that reads which need
@@ -278,10 +279,10 @@ class GameStore(GameReads, TicketStore):
         if status != -1:  # made (by this request, or by the first with its key)
             self._confirm(confirmation)
         if status == -2:
-            raise IdempotentReplay(result[1], result[2])
+            raise IdempotentReplay(result[1], result[2], result[3])
         if status < 0:
             raise GameExists(game_id)
-        return 1
+        return Written(1, last_event(result[1], result[2]))
 
     def commit(
         self,
@@ -297,7 +298,7 @@ class GameStore(GameReads, TicketStore):
         seat_parts: bytes = b"",
         deliveries: Deliveries | None = None,
         chain: Chain | None = None,
-    ) -> int:
+    ) -> Written:
         """Replace the document if the game is still at ``expected_version``; append events.
 
         ``results`` replaces the results stored apart (None leaves them as they
@@ -311,7 +312,8 @@ class GameStore(GameReads, TicketStore):
         :mod:`service.store.outbox`) all happen in one script or not at all.
         The response is stored for ``idempotency_ttl_seconds`` and must be what
         the caller will answer; since the new version is ``expected_version + 1``
-        it can be built before calling.  Returns the new version.
+        it can be built before calling.  Returns the new version (a
+        :class:`~service.store.game_reads.Written`: with the game's last event).
 
         Raises :class:`VersionConflict` (with the current version),
         :class:`GameNotFound`, or :class:`IdempotentReplay` if the key was used
@@ -346,11 +348,11 @@ class GameStore(GameReads, TicketStore):
         if status in (1, -2):  # made (by this request, or by the first with its key)
             self._confirm(confirmation)
         if status == 1:
-            return int(result[1])
+            return Written(int(result[1]), last_event(result[2], result[3]))
         if status == 0:
             raise VersionConflict(int(result[1]))
         if status == -2:
-            raise IdempotentReplay(result[2], result[3])
+            raise IdempotentReplay(result[2], result[3], result[4])
         raise GameNotFound(game_id)
 
     def watch(self, game_id: str) -> Watch:

@@ -35,7 +35,8 @@ EVENTS = "events"
 
 IDEM = "idem"
 """Hash: the game's idempotency records, two fields a key -- ``<hash>:f`` the request's
-fingerprint, ``<hash>:r`` the response (see :func:`idem_fields`)."""
+fingerprint, ``<hash>:r`` the response, ``<hash>:l`` the id of its write's last event
+(see :func:`idem_fields`)."""
 
 IDEM_ORDER = "idem-order"
 """List: the key hashes of :data:`IDEM`, oldest first (the oldest is dropped past the
@@ -126,13 +127,14 @@ def game_of_channel(channel: str) -> str:
     return channel[len(PREFIX) + 2 : channel.rindex("}")]
 
 
-def idem_fields(key_hash: str) -> tuple[str, str]:
-    """The fields of :data:`IDEM` holding a key's fingerprint and response.
+def idem_fields(key_hash: str) -> tuple[str, str, str]:
+    """The fields of :data:`IDEM` holding a key's fingerprint, response, and the id
+    of its write's last event (its ETag's, :mod:`service.store.history`).
 
     >>> idem_fields("ab12")
-    ('ab12:f', 'ab12:r')
+    ('ab12:f', 'ab12:r', 'ab12:l')
     """
-    return f"{key_hash}:f", f"{key_hash}:r"
+    return f"{key_hash}:f", f"{key_hash}:r", f"{key_hash}:l"
 
 
 @cache

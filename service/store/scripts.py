@@ -83,20 +83,21 @@ def _create(epoch: str) -> str:
 -- ARGV[11 .. 10 + 3n] seat, event, digest triples (seat "" = public);
 -- with KEYS[4]: ARGV[11 + 3n] fingerprint, ARGV[12 + 3n] response, ARGV[13 + 3n] its TTL (s),
 -- ARGV[14 + 3n] the key's hash; last, the webhook deliveries (see _APPEND_EVENTS)
--- Returns {1, last event seq} -- also when this very write made the game (a retry
--- after a lost reply); {-1} if the game exists already; {-2, fingerprint, response}
+-- Returns {1, last event seq, its tag} -- also when this very write made the game (a retry
+-- after a lost reply); {-1} if the game exists already; {-2, fingerprint, response,
+-- the id of the write's last event}
 -- if it exists and was made by a request with this idempotency key.
 -- Nothing is written unless the status is 1.  The creation's idempotency record is
 -- not in the list of KEYS[4]: later keyed writes never push it out.
-local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's')
+local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's', 'g')
 local n = tonumber(ARGV[10])
 local first = 11
 if made[1] then
-  if made[2] == ARGV[5] then return {1, tonumber(made[3])} end
+  if made[2] == ARGV[5] then return {1, tonumber(made[3]), made[4]} end
   if KEYS[4] then
     local h = ARGV[14 + 3 * n]
-    local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r')
-    if old[1] then return {-2, old[1], old[2]} end
+    local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r', h .. ':l')
+    if old[1] then return {-2, old[1], old[2], old[3]} end
   end
   return {-1}
 end
@@ -118,10 +119,11 @@ if KEYS[4] then
   local at = first + 3 * n
   local h = ARGV[at + 3]
   redis.call('DEL', KEYS[3], KEYS[4])
-  redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1])
+  redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
+             h .. ':l', seq .. '.' .. tag)
   redis.call('EXPIRE', KEYS[3], ARGV[at + 2])
 end
-return {1, seq}
+return {1, seq, tag}
 """
     )
 
@@ -145,7 +147,8 @@ def _commit(epoch: str) -> str:
 -- Returns {1, new version, last seq, its tag} on success -- also when the last write of the
 -- game carries this write id (the client library retried a write whose reply was
 -- lost); {0, current version} on a conflict; {-1, 0} if the game does not exist;
--- {-2, 0, fingerprint, response} if the idempotency key was used already.
+-- {-2, 0, fingerprint, response, the id of that write's last event} if the idempotency
+-- key was used already.  A record keeps the id of its write's last event (<h>:l).
 -- Nothing is written unless the status is 1.
 local state = redis.call('HMGET', KEYS[1], 'v', 's', 'n', 'g')
 if not state[1] then return {-1, 0} end
@@ -154,8 +157,8 @@ local n = tonumber(ARGV[10])
 local first = 11
 if KEYS[4] then
   local h = ARGV[14 + 3 * n]
-  local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r')
-  if old[1] then return {-2, 0, old[1], old[2]} end
+  local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r', h .. ':l')
+  if old[1] then return {-2, 0, old[1], old[2], old[3]} end
 end
 local version = tonumber(state[1])
 if version ~= tonumber(ARGV[1]) then return {0, version} end
@@ -176,11 +179,12 @@ redis.call('EXPIRE', KEYS[2], ARGV[3])
 if KEYS[4] then
   local at = first + 3 * n
   local h = ARGV[at + 3]
-  redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1])
+  redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
+             h .. ':l', seq .. '.' .. tag)
   redis.call('RPUSH', KEYS[4], h)
   while redis.call('LLEN', KEYS[4]) > tonumber(ARGV[at + 4]) do
     local gone = redis.call('LPOP', KEYS[4])
-    redis.call('HDEL', KEYS[3], gone .. ':f', gone .. ':r')
+    redis.call('HDEL', KEYS[3], gone .. ':f', gone .. ':r', gone .. ':l')
   end
   redis.call('EXPIRE', KEYS[3], ARGV[at + 2])
   redis.call('EXPIRE', KEYS[4], ARGV[at + 2])

@@ -51,13 +51,15 @@ class IdempotentReplay(StoreError):
     """The idempotency key was already used; nothing was written.
 
     ``fingerprint`` and ``response`` are what the first request stored: replay
-    ``response`` if the fingerprint matches, else answer 422.
+    ``response`` if the fingerprint matches, else answer 422.  ``last`` is the id
+    of that request's write's last event (``<seq>.<tag>``), for its ETag.
     """
 
-    def __init__(self, fingerprint: bytes, response: bytes) -> None:
+    def __init__(self, fingerprint: bytes, response: bytes, last: bytes) -> None:
         super().__init__("idempotency key already used")
         self.fingerprint = fingerprint
         self.response = response
+        self.last = last
 
 
 class TooManyStreams(StoreError):

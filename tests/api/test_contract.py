@@ -16,7 +16,7 @@ def test_create_returns_tokens_location_and_etag(client):
     assert response.status_code == 201
     body = response.get_json()
     assert response.headers["Location"] == f"/v1/games/{body['id']}"
-    assert response.headers["ETag"] == f'"{body["version"]}"'
+    assert response.headers["ETag"].startswith(f'"{body["version"]}.')
     assert body["status"] == "playing"
     assert [p["seat"] for p in body["players"]] == [0, 1]
     assert all(len(p["token"]) >= 43 for p in body["players"])  # 256 bits, base64url

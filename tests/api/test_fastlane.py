@@ -18,7 +18,7 @@ from flask import Flask
 from service.api.fastlane import FastLane
 from tests.api.conftest import create_game, make_app
 
-TAG = re.compile(rb"([0-9])\.[0-9a-f]{16}")
+TAG = re.compile(r"([0-9])\.[0-9a-f]{16}")
 """An event's tag in an id: keyed per game (so each run's games have their own)."""
 
 
@@ -31,8 +31,12 @@ def run_script(app: Flask) -> list[tuple[Any, ...]]:
 
     def record(response: Any) -> Any:
         body = response.get_data().replace(game.id.encode(), b"<id>")
-        body = TAG.sub(rb"\1.<tag>", body)  # each game's tags are its own
-        headers = sorted((k, v) for k, v in response.headers.items() if k != "X-Request-ID")
+        body = TAG.sub(r"\1.<tag>", body.decode()).encode()  # each game's tags are its own
+        headers = sorted(
+            (k, TAG.sub(r"\1.<tag>", v) if k == "ETag" else v)
+            for k, v in response.headers.items()
+            if k != "X-Request-ID"
+        )
         seen.append((response.status_code, body, headers))
         return response
 

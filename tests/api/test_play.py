@@ -67,7 +67,7 @@ def test_whole_game_matches_engine(client, players, ruleset, options):
         move = choose(view)
         response = game.move(seat, move, **{"If-Match": f'"{version}"'})
         assert response.status_code == 200, response.get_json()
-        assert response.headers["ETag"] == f'"{version + 1}"'
+        assert response.headers["ETag"].startswith(f'"{version + 1}.')
         version += 1
         engine.apply(seat, Move.from_dict(move))
     public = game.public()

@@ -234,7 +234,7 @@ def test_a_whole_game_against_a_bot_across_an_instance_restart(
     page.js('game.etag = `"${game.view.version - 1}"`')
     browser.find_element(By.CSS_SELECTOR, "#moves button").click()
     page.until(
-        'window.record.conflicts === 1 && game.etag === `"${game.view.version}"`',
+        'window.record.conflicts === 1 && (game.etag ?? "").startsWith(`"${game.view.version}.`)',
         "a stale If-Match answered 412 and the view read again",
     )
     assert page.record()["moves"][-1]["status"] == 412

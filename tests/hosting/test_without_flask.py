@@ -17,11 +17,16 @@ from service.config import Config
 from service.engine.moves import Move
 from service.hosting import game_creation, lobby_listing, matchmaking, seating, write_loop
 from service.hosting.record import GameRecord
-from service.hosting.refusals import IdempotencyKeyReusedError, VersionMismatchError
+from service.hosting.refusals import (
+    HistoryDivergedError,
+    IdempotencyKeyReusedError,
+    VersionMismatchError,
+)
 from service.hosting.saved_answers import Idempotency, replayed
 from service.hosting.snapshots import snapshot
 from service.hosting.write_loop import Write
 from service.store import GameStore, IdempotentReplay
+from service.store.history import Position, event_id
 
 DRAW = Move.parse("draw stock")
 
@@ -61,29 +66,48 @@ def test_hosting_imports_no_flask() -> None:
 def test_a_move_is_committed_without_a_request(store: GameStore, config: Config) -> None:
     game_id = _new_game(store, config)
     assert not flask.has_app_context() and not flask.has_request_context()
-    version, before = write_loop.current(store, config, game_id)
+    version, before, first_last = write_loop.current(store, config, game_id)
     seat = _to_move(before)
     assert version == 1
 
-    assert write_loop.optimistic_write(store, config, game_id, _draw) == 2
+    new_version, drawn_last = write_loop.optimistic_write(store, config, game_id, _draw)
+    assert new_version == 2 and drawn_last.seq > first_last.seq
 
-    version, after = write_loop.current(store, config, game_id)
-    assert version == 2
+    version, after, last = write_loop.current(store, config, game_id)
+    assert version == 2 and last == drawn_last
     assert after.state is not None and after.state.round is not None
     assert len(after.state.round.hands[seat]) == len(before.state.round.hands[seat]) + 1
     kinds = [event["type"] for event in write_loop.public_events(store, game_id)]
     assert kinds[-1] == "drew"
     saved = store.load_public(game_id)
     assert saved is not None and saved[0] == 2  # the views were saved with the write
+    assert saved.last == last  # with the last event the version's ETag names
 
 
 def test_a_stale_expected_version_changes_nothing(store: GameStore, config: Config) -> None:
     game_id = _new_game(store, config)
     write_loop.optimistic_write(store, config, game_id, _draw)
     with pytest.raises(VersionMismatchError) as refused:
-        write_loop.optimistic_write(store, config, game_id, _draw, expected=1)
+        write_loop.optimistic_write(store, config, game_id, _draw, expected=(1, None))
     assert refused.value.current_version == 2
     assert write_loop.current(store, config, game_id)[0] == 2
+
+
+def test_an_expected_event_of_another_history_is_refused(store: GameStore, config: Config) -> None:
+    game_id = _new_game(store, config)
+    version, _record, last = write_loop.current(store, config, game_id)
+    assert last.tag  # every event is tagged
+    other = Position(last.seq, "0" * 16 if last.tag != "0" * 16 else "1" * 16)
+    with pytest.raises(HistoryDivergedError) as refused:
+        write_loop.optimistic_write(store, config, game_id, _draw, expected=(version, other))
+    extra = refused.value.extra()
+    assert extra["current_version"] == version and extra["shared_seq"] < last.seq
+    assert write_loop.current(store, config, game_id)[0] == version  # nothing written
+    # the game's own state is accepted, and so is a bare version (on trust)
+    for expected in ((version, last), (version, None)):
+        assert write_loop.optimistic_write(
+            store, config, game_id, lambda v, _r: (None, v), expected=expected
+        ) == (version, last)
 
 
 def test_an_idempotent_write_is_replayed_not_made_twice(store: GameStore, config: Config) -> None:
@@ -96,11 +120,12 @@ def test_an_idempotent_write_is_replayed_not_made_twice(store: GameStore, config
         saved = idem.record(200, answer, new_version)
         return Write(write.events, write.saved, saved), answer
 
-    first = write_loop.optimistic_write(store, config, game_id, keyed, idem=idem)
+    first, last = write_loop.optimistic_write(store, config, game_id, keyed, idem=idem)
     with pytest.raises(IdempotentReplay) as again:
         write_loop.optimistic_write(store, config, game_id, keyed, idem=idem)
     answer = replayed(idem, again.value.fingerprint, again.value.response)
     assert (answer.status, answer.body, answer.version) == (200, first, 2)
+    assert again.value.last == event_id(last.seq, last.tag or "").encode()  # for its ETag
     assert b"secret-token" not in again.value.response  # saved masked
     assert write_loop.current(store, config, game_id)[0] == 2  # drawn once
 
@@ -122,9 +147,11 @@ def _quick_join(
         "turn_timeout_seconds": None,
         "autopilot_after_missed_turns": None,
     }
-    return matchmaking.quick_join(
+    answer, last = matchmaking.quick_join(
         store, config, body, idem, address="127.0.0.1", location=lambda game: f"/v1/games/{game}"
     )
+    assert last == write_loop.current(store, config, answer["id"])[2]  # its ETag's event
+    return answer
 
 
 def test_quick_join_seats_two_strangers_at_one_table(store: GameStore, config: Config) -> None:
@@ -133,7 +160,7 @@ def test_quick_join_seats_two_strangers_at_one_table(store: GameStore, config: C
     assert (first["created"], first["seat"], first["status"]) == (True, 0, "waiting")
     assert (second["created"], second["seat"], second["status"]) == (False, 1, "playing")
     assert second["id"] == first["id"] and second["token"] != first["token"]
-    version, record = write_loop.current(store, config, first["id"])
+    version, record, _last = write_loop.current(store, config, first["id"])
     assert version == second["version"] == 2
     assert [seat.name for seat in record.seats] == ["ann", "bob"]
     assert record.listed and record.status == "playing"
@@ -147,7 +174,7 @@ def test_a_keyed_quick_join_is_replayed(store: GameStore, config: Config) -> Non
     answer = replayed(idem, again.value.fingerprint, again.value.response)
     assert answer.status == 201 and answer.body == first
     assert answer.headers == {"Location": f"/v1/games/{first['id']}"}
-    _version, record = write_loop.current(store, config, first["id"])
+    _version, record, _last = write_loop.current(store, config, first["id"])
     assert [seat.name for seat in record.seats] == ["ann", None]  # seated once
 
 
@@ -159,11 +186,13 @@ def test_a_keyed_create_is_made_once(store: GameStore, config: Config) -> None:
         store, config, body, idem, address="127.0.0.1", location=lambda game: f"/g/{game}"
     )
     assert made.headers == {"Location": f"/g/{made.body['id']}"}
+    assert made.last == write_loop.current(store, config, made.body["id"])[2]
     assert [p["name"] for p in made.body["players"]] == ["ann"] and made.body["version"] == 1
     earlier = game_creation.earlier_answer(store, idem)
     assert earlier is not None
-    answer = replayed(idem, *earlier)
+    answer = replayed(idem, earlier[0], earlier[1])
     assert (answer.status, answer.body) == (201, made.body)
+    assert earlier[2] == event_id(made.last.seq, made.last.tag or "").encode()
     with pytest.raises(IdempotentReplay):  # the same request again makes nothing new
         game_creation.create(
             store, config, body, idem, address="127.0.0.1", location=lambda game: f"/g/{game}"

@@ -5,7 +5,8 @@ it is killed and started again from the older snapshot (a new run: a new
 epoch) and the game goes on with other moves under the same seqs.  Every kind
 of client that saw the lost moves -- a long poll, an SSE stream (the live one,
 and one resuming with ``Last-Event-ID``), an NDJSON stream -- is told so with a
-reset naming the last event both histories share, and then gets the restored
+reset naming the last event both histories share (a writer with `If-Match`: a 412
+`HISTORY_DIVERGED` naming it), and then gets the restored
 history's events after it: nothing missed, nothing repeated.  A restart with
 all the data keeps every id valid.
 """
@@ -119,6 +120,10 @@ def test_every_kind_of_client_is_told_of_a_rollback_and_recovers(
 
     play(game, 6)  # acknowledged, then lost
     lost_seq, lost_id = last_point(game)
+    writer = game.public()["round"]["turn"]  # holds the ETag of its view, then lost
+    seen = requests.get(game.url("/view"), headers=game.auth(writer), timeout=10)
+    lost_etag, lost_view = seen.headers["ETag"], seen.json()
+    assert lost_etag == f'"{lost_view["version"]}.{lost_id}"'
     assert lost_seq > shared_seq
     lost = history(game)
     wait_frames(live, lost[-1]["seq"])
@@ -138,6 +143,36 @@ def test_every_kind_of_client_is_told_of_a_rollback_and_recovers(
     ]
     after_shared = [e for e in now if e["seq"] > shared_seq]
     reset = {"shared_seq": shared_seq, "shared_id": shared_id}
+
+    # A writer with If-Match from the lost history: 412 HISTORY_DIVERGED, the shared
+    # point given, nothing changed; it reads the view again and its move is made.
+    refused = requests.post(
+        game.url("/moves"),
+        json=lost_view["legal_moves"][0],
+        headers={**game.auth(writer), "If-Match": lost_etag},
+        timeout=10,
+    )
+    assert refused.status_code == 412, refused.text
+    problem = refused.json()
+    assert problem["code"] == "HISTORY_DIVERGED"
+    assert (problem["shared_seq"], problem["shared_id"]) == (shared_seq, shared_id)
+    assert problem["current_version"] == game.public()["version"]
+    assert last_point(game) == (last_seq, last_id)
+    # the version it names may well be the game's again: the ETag still tells them apart
+    fresh = requests.get(game.url("/view"), headers=game.auth(writer), timeout=10)
+    assert fresh.headers["ETag"] != lost_etag
+    if fresh.json()["legal_moves"]:
+        made = requests.post(
+            game.url("/moves"),
+            json=fresh.json()["legal_moves"][0],
+            headers={**game.auth(writer), "If-Match": fresh.headers["ETag"]},
+            timeout=10,
+        )
+        assert made.status_code == 200, made.text
+        game._view = None
+        now = history(game)
+        last_seq, last_id = last_point(game)
+        after_shared = [e for e in now if e["seq"] > shared_seq]
 
     # A long poll from the lost history: reset, and the events after the shared point.
     told = page(game, lost_id)

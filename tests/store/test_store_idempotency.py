@@ -13,11 +13,14 @@ from tests.store.games import new_id
 
 def test_a_keyed_create_saves_its_record_and_a_retry_finds_it(store: GameStore) -> None:
     gid = new_id()
-    assert store.create(gid, b"a", [b"e"], idempotency=("h", b"fp", b"answer")) == 1
-    assert store.load_with_idempotency(gid, "h") == ((1, b"a", None), (b"fp", b"answer"))
+    created = store.create(gid, b"a", [b"e"], idempotency=("h", b"fp", b"answer"))
+    assert created == 1 and created.last.seq == 1
+    last = f"1.{created.last.tag}".encode()  # the id of the write's last event
+    assert store.load_with_idempotency(gid, "h") == ((1, b"a", None), (b"fp", b"answer", last))
     with pytest.raises(IdempotentReplay) as replayed:
         store.create(gid, b"b", [b"e2"], idempotency=("h", b"fp2", b"other"))
     assert (replayed.value.fingerprint, replayed.value.response) == (b"fp", b"answer")
+    assert replayed.value.last == last
     with pytest.raises(GameExists):
         store.create(gid, b"b", idempotency=("other", b"fp", b"answer"))
     assert store.load_game(gid) == (1, b"a", None)
@@ -29,9 +32,11 @@ def test_a_keyed_create_saves_its_record_and_a_retry_finds_it(store: GameStore) 
 def test_idempotency_is_stored_with_the_commit(store: GameStore) -> None:
     gid = new_id()
     store.create(gid, b"v1")
-    assert store.commit(gid, 1, b"v2", [b"moved"], idempotency=("h", b"fp", b"answer")) == 2
-    assert store.load_with_idempotency(gid, "h")[1] == (b"fp", b"answer")
-    assert store.load_with_idempotency(gid, "h") == ((2, b"v2", None), (b"fp", b"answer"))
+    written = store.commit(gid, 1, b"v2", [b"moved"], idempotency=("h", b"fp", b"answer"))
+    assert written == 2 and written.last.seq == 1
+    last = f"1.{written.last.tag}".encode()
+    assert store.load_with_idempotency(gid, "h")[1] == (b"fp", b"answer", last)
+    assert store.load_with_idempotency(gid, "h") == ((2, b"v2", None), (b"fp", b"answer", last))
     assert store.load_with_idempotency(gid, "other") == ((2, b"v2", None), None)
     assert store.load_with_idempotency(new_id(), "h") == (None, None)
     # A retry: nothing is written, the first answer comes back (whatever the version).
@@ -83,6 +88,6 @@ def test_a_game_keeps_a_bounded_number_of_idempotency_records(
     )
     assert stored < KEPT * len(answer) * 1.5, stored  # 192 keys stored: 3x that
     newest = [f"key{v}" for v in range(2 * KEPT + 1, 3 * KEPT + 1)]
-    assert all(store.load_with_idempotency(gid, k)[1] == (b"fp", answer) for k in newest)
+    assert all(store.load_with_idempotency(gid, k)[1][:2] == (b"fp", answer) for k in newest)
     assert store.load_with_idempotency(gid, "key1")[1] is None
     assert store.load_with_idempotency(gid, f"key{2 * KEPT}")[1] is None

@@ -23,6 +23,7 @@ from service.store import (
     key,
 )
 from service.store import redis_client as client_module
+from service.store.history import event_id
 from tests.store.games import commit_later, confirmed, new_id, published
 
 needs_redis_server = pytest.mark.skipif(
@@ -94,11 +95,12 @@ def test_embedded_default_runs_the_scripts(
         assert store.events(gid, 2)[:2] == ([(3, b"later")], 3)
     thread.join()
     assert store.events(gid, 0, seat=0)[:2] == ([(1, b"e"), (2, b"private"), (3, b"later")], 3)
-    store.commit(gid, 2, b"d3", idempotency=("k", b"f", b"r"))
-    with pytest.raises(IdempotentReplay):
+    written = store.commit(gid, 2, b"d3", idempotency=("k", b"f", b"r"))
+    last = event_id(written.last.seq, written.last.tag or "").encode()
+    with pytest.raises(IdempotentReplay) as again:
         store.commit(gid, 3, b"d4", idempotency=("k", b"f", b"r"))
-    assert store.load_with_idempotency(gid, "k")[1] == (b"f", b"r")
-    assert store.load_with_idempotency(gid, "k") == ((3, b"d3", None), (b"f", b"r"))
+    assert again.value.last == last and last.startswith(b"3.")
+    assert store.load_with_idempotency(gid, "k") == ((3, b"d3", None), (b"f", b"r", last))
 
 
 @needs_redis_server
@@ -113,11 +115,12 @@ def test_store_on_a_redis_cluster() -> None:
         assert len({key_slot(key(gid, "state").encode()) * 3 // 16384 for gid in ids}) > 1
         for gid in ids:
             store.create(gid, b"d", [b"e"])
-            assert store.commit(gid, 1, b"d2", [(b"p", 1)], idempotency=("k", b"f", b"r")) == 2
+            written = store.commit(gid, 1, b"d2", [(b"p", 1)], idempotency=("k", b"f", b"r"))
+            assert written == 2 and written.last.seq == 2
             assert store.load_game(gid) == (2, b"d2", None)
             assert store.events(gid, 0, seat=1)[:2] == ([(1, b"e"), (2, b"p")], 2)
-            assert store.load_with_idempotency(gid, "k")[1] == (b"f", b"r")
-            assert store.load_with_idempotency(gid, "k") == ((2, b"d2", None), (b"f", b"r"))
+            last = event_id(2, written.last.tag or "").encode()
+            assert store.load_with_idempotency(gid, "k") == ((2, b"d2", None), (b"f", b"r", last))
         with ExitStack() as watching:  # games on every node, each woken by its own commit
             watches = [watching.enter_context(store.watch(gid)) for gid in ids]
             for watch in watches:

@@ -12,15 +12,16 @@ from service.api.idempotency import IDEMPOTENCY_KEY_MAX
 
 PARAMETERS: dict[str, dict[str, Any]] = {
     "If-Match": {
-        "description": 'Act only on this version of the game (its ETag, `"<version>"`): '
-        "else 412 PRECONDITION_FAILED, and nothing changes",
+        "description": 'Act only on this state of the game (its ETag, `"<version>.<event id>"`; '
+        'a bare `"<version>"` is taken on trust): else 412 PRECONDITION_FAILED (another '
+        "version) or HISTORY_DIVERGED (a history the game no longer has), and nothing changes",
         "schema": {"type": "string"},
-        "example": '"7"',
+        "example": '"7.27.5f0c1a2b3c4d5e6f"',
     },
     "If-None-Match": {
-        "description": "The ETag of the version you have: 304 Not Modified while it is current",
+        "description": "The ETag of the state you have: 304 Not Modified while it is current",
         "schema": {"type": "string"},
-        "example": '"7"',
+        "example": '"7.27.5f0c1a2b3c4d5e6f"',
     },
     "Idempotency-Key": {
         "description": "Makes a retry safe: the same key and body are answered the first "
@@ -32,7 +33,8 @@ PARAMETERS: dict[str, dict[str, Any]] = {
 
 HEADERS: dict[str, dict[str, Any]] = {
     "ETag": {
-        "description": 'The game\'s version, `"<version>"` (for If-Match, If-None-Match)',
+        "description": 'The game\'s state, `"<version>.<event id>"`: its version and its last '
+        "event's id (for If-Match, If-None-Match)",
         "schema": {"type": "string"},
     },
     "Location": {"description": "The game's URL", "schema": {"type": "string"}},

@@ -165,5 +165,13 @@ class Problem(Schema):
         }
     )
     current_version = fields.Integer(
-        metadata={"description": "PRECONDITION_FAILED: the game's current version"}
+        metadata={
+            "description": "PRECONDITION_FAILED, HISTORY_DIVERGED: the game's current version"
+        }
+    )
+    shared_seq = fields.Integer(
+        metadata={"description": "HISTORY_DIVERGED: the last seq both histories share"}
+    )
+    shared_id = fields.String(
+        metadata={"description": "HISTORY_DIVERGED: its event's id (`0`: none known)"}
     )
