@@ -63,14 +63,10 @@ def sse_frames(batch: list[Tagged]) -> bytes:
     return b"".join(frames)
 
 
-def reset_fields(shared: Position) -> dict[str, Any]:
-    """What a reset says: the last point both histories share, as seq and id."""
-    return {"shared_seq": shared.seq, "shared_id": event_id(shared.seq, shared.tag or "")}
-
-
 def reset_json(shared: Position) -> bytes:
-    """A reset as a stream sends it: :func:`reset_fields` as an object of type ``reset``."""
-    return orjson.dumps({"type": "reset", **reset_fields(shared)})
+    """A reset as a stream sends it: the shared point (:meth:`Position.as_shared`)
+    as an object of type ``reset``."""
+    return orjson.dumps({"type": "reset", **shared.as_shared()})
 
 
 def sse_reset(shared: Position) -> bytes:

@@ -116,7 +116,7 @@ def _events_page(
         "last_id": event_id(cursor.seq, cursor.tag or ""),
     }
     if reset is not None:
-        page["reset"] = event_frames.reset_fields(reset)
+        page["reset"] = reset.as_shared()
     return json_response(page)
 
 

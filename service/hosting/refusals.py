@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.engine.errors import EngineError
-from service.store.history import Position, event_id
+from service.store.history import Position
 
 
 class HostingError(EngineError):
@@ -88,8 +88,7 @@ class HistoryDivergedError(HostingError):
         if self.current_version is not None:
             found["current_version"] = self.current_version
         if self.shared is not None:
-            found["shared_seq"] = self.shared.seq
-            found["shared_id"] = event_id(self.shared.seq, self.shared.tag or "")
+            found.update(self.shared.as_shared())
         return found
 
 

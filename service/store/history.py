@@ -107,6 +107,15 @@ class Position(NamedTuple):
     seq: int
     tag: str | None
 
+    def as_shared(self) -> dict[str, int | str]:
+        """This point as a reset or a ``HISTORY_DIVERGED`` problem names the last
+        one both histories share: ``shared_seq`` and ``shared_id``.
+
+        >>> Position(4, "5f0c1a2b00000000").as_shared()
+        {'shared_seq': 4, 'shared_id': '4.5f0c1a2b00000000'}
+        """
+        return {"shared_seq": self.seq, "shared_id": event_id(self.seq, self.tag or "")}
+
 
 def parse_event_id(text: str) -> Position | None:
     """The position an event id names (``"27.5f0c1a2b3c4d5e6f"``, or a bare seq
