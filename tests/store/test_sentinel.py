@@ -76,6 +76,18 @@ def _role(group: Replicated, port: int) -> str:
             client.close()
 
 
+def ask_failover(group: Replicated) -> int:
+    """Ask a Sentinel for a failover (``SENTINEL FAILOVER``, the old primary kept
+    up); the old primary's port."""
+    old = group.primary.port
+    sentinel = group.sentinels[0].client()
+    try:
+        sentinel.execute_command("SENTINEL", "FAILOVER", MASTER_NAME)
+    finally:
+        sentinel.close()
+    return old
+
+
 def test_the_store_follows_the_promoted_replica_after_the_primary_dies(
     group: Replicated,
 ) -> None:
@@ -125,12 +137,7 @@ def test_a_demoted_primary_is_left_for_the_new_one(group: Replicated) -> None:
     version = 1
     for _ in range(3):  # the pool holds connections to the primary now
         version = store.commit(gid, version, b"doc", [b"e"])
-    old = group.primary.port
-    sentinel = group.sentinels[0].client()
-    try:
-        sentinel.execute_command("SENTINEL", "FAILOVER", MASTER_NAME)
-    finally:
-        sentinel.close()
+    old = ask_failover(group)
     group.wait_for_promotion(old)
     deadline = time.monotonic() + 30
     while _role(group, old) != "slave":
@@ -229,12 +236,7 @@ def test_the_store_leaves_a_deposed_primary_still_up_for_the_one_named(
         confirmed(watch)
         for _ in range(3):
             write()
-        old = group.primary.port
-        sentinel = group.sentinels[0].client()
-        try:
-            sentinel.execute_command("SENTINEL", "FAILOVER", MASTER_NAME)
-        finally:
-            sentinel.close()
+        old = ask_failover(group)
         named_at: float | None = None
         new: int | None = None
         subscribed_at: float | None = None
