@@ -188,14 +188,21 @@ def test_gunicorn_follows_a_sentinel_failover_and_loses_no_acknowledged_move(
                 90,
                 "moves were not answered again after the failover",
             )
+            first = min(
+                answered for p in players for sent, answered, *_ in p.acknowledged if sent > killed
+            )
+            # the spectator's poll may still be meeting the outage when the players are
+            # done: give it time to follow on, rather than stopping it first
+            _wait_for(
+                lambda: any(at > first and seq > 0 for at, seq in spectator.seen),
+                30,
+                "the spectator did not follow the game on after the failover",
+            )
         finally:
             stop.set()
             for thread in threads:
                 thread.join(30)
         assert not [p.error for p in players if p.error]
-        first = min(
-            answered for p in players for sent, answered, *_ in p.acknowledged if sent > killed
-        )
         print(
             f"\nfailover: Sentinels promoted a replica {promoted - killed:.2f} s after the kill; "
             f"first move acknowledged {first - killed:.2f} s after it "
