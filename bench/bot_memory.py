@@ -106,7 +106,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", default="bot-memory")
     args = parser.parse_args(argv)
     warmup = args.minutes / 5 if args.warmup_minutes is None else args.warmup_minutes
-    solver_switch.use_c(Config.from_env().solver == "C")  # as create_app does
+    config = Config.from_env()
+    solver_switch.use_c(config.solver == "C")  # as create_app does
+    try:
+        from service.engine import byte_cache
+    except ImportError:  # a release before the bounds: measured as it is
+        pass
+    else:
+        byte_cache.configure(config.bot_cache_mb << 20)
     rng = random.Random(args.seed)
     print(
         f"bot games for {args.minutes:g} min, RSS every {args.sample_seconds:g} s "

@@ -215,6 +215,14 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "Python) or `python` (the Python alone). The same answers either way.",
     ),
     EnvVar(
+        "BOT_CACHE_MB",
+        "64",
+        "Megabytes (MiB) a process that plays bots may spend on the bots' and the hand "
+        "solver's memos, all together (least recently used entries, or the bots' search memo "
+        "as a whole, are dropped past it). Smaller costs decision time: see "
+        "docs/PERFORMANCE.md.",
+    ),
+    EnvVar(
         "TRUSTED_PROXY_HOPS",
         "0",
         "Proxies in front of the service that append the client's address to "
@@ -401,6 +409,7 @@ class Config:
     lobby_live_seconds: int = 60
     fast_lane: bool = True
     solver: str = "C"
+    bot_cache_mb: int = 64
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
     webhook_allow_http: bool = False
@@ -512,6 +521,7 @@ class Config:
             lobby_live_seconds=env.integer("LOBBY_LIVE_SECONDS", minimum=1, maximum=86400),
             fast_lane=env.boolean("FAST_LANE"),
             solver=env.choice("SOLVER", ("C", "PYTHON")),
+            bot_cache_mb=env.integer("BOT_CACHE_MB", minimum=1, maximum=65536),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),
             cors_origins=tuple(
                 origin.strip() for origin in env.raw("CORS_ORIGINS").split(",") if origin.strip()
