@@ -37,7 +37,7 @@ from service.engine.solver import best_arrangement
 
 INF = 10**6
 
-SEARCHES = ClearingMemo("evaluator.searches", 0.55)
+SEARCHES = ClearingMemo("evaluator.searches", 0.5)
 """The recursion's memo, of every context: ``(context, naturals, wilds,
 melded, need)`` -> deadwood.  Each entry weighs its key's tuples, a dict slot
 and (past the small ints) its value (:func:`_search_bytes`)."""
