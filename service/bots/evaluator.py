@@ -50,10 +50,17 @@ _BIG_INT = 32  # an int past the interpreter's small ones (deadwood of INF)
 _numbers = itertools.count(1000)  # never a small int: each context keeps its own
 
 
-def _search_bytes(n_nats: int, n_wilds: int) -> int:
-    """Bytes of one entry of :data:`SEARCHES` (the wilds' tuple counted as its
-    own, though a slice of the whole tuple is often the tuple itself)."""
-    return _KEY5 + tuple_bytes(n_nats) + (tuple_bytes(n_wilds) if n_wilds else 0) + DICT_SLOT
+_SEARCH_ENTRY = _KEY5 + tuple_bytes(0) + DICT_SLOT
+"""Bytes of one entry of :data:`SEARCHES`, before 8 a natural and the wilds'
+tuple (counted as its own, though a slice of the whole tuple is often the
+tuple itself): written out in :meth:`Context._rec`, the innermost loop.
+
+>>> from service.engine.byte_cache import tuple_bytes
+>>> _SEARCH_ENTRY + 8 * 5 + (tuple_bytes(0) + 8 * 2) == (
+...     _KEY5 + tuple_bytes(5) + tuple_bytes(2) + DICT_SLOT)
+True
+"""
+_WILDS_TUPLE = tuple_bytes(0)
 
 
 def _hand_bytes(n_cards: int, value: int) -> int:
@@ -246,7 +253,10 @@ class Context:
                     stack.append((nxt, rem2, used, span2))
                 if used + 1 <= cap:
                     stack.append((nxt, remaining, used + 1, span + 1))
-        SEARCHES.add(
-            key, best, _search_bytes(len(nats), len(wilds)) + (_BIG_INT if best > 256 else 0)
-        )
+        size = _SEARCH_ENTRY + 8 * len(nats)
+        if nw:
+            size += _WILDS_TUPLE + 8 * nw
+        if best > 256:
+            size += _BIG_INT
+        SEARCHES.add(key, best, size)
         return best

@@ -249,8 +249,8 @@ def _entry_footprint(key: Hashable, value: Any) -> int:
 
 
 def tuple_bytes(n: int) -> int:
-    """What ``sys.getsizeof`` says of a tuple of ``n`` items (``n`` > 0: the
-    empty tuple is shared), without building one.
+    """What ``sys.getsizeof`` says of a tuple of ``n`` items (the empty tuple
+    itself is shared: count it only for ``n`` > 0), without building one.
 
     >>> tuple_bytes(3) == sys.getsizeof((1, 2, 3))
     True
