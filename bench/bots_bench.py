@@ -43,7 +43,21 @@ PAIRINGS: tuple[tuple[str, ...], ...] = (
     ("strong", "basic"),
     ("basic", "random"),
     ("random", "basic", "strong", "strong"),
+    ("expert", "strong"),
+    ("expert", "basic"),
+    ("expert", "strong", "basic", "basic"),
 )
+EXPERT_PAIRINGS = tuple(p for p in PAIRINGS if "expert" in p)
+COMPARED = (("expert", "basic"), ("expert", "strong"))
+"""Differences printed for every table where both levels sit, besides the neighbours'."""
+
+
+SEATINGS = (
+    ("strong", "basic", "random"),
+    ("basic", "strong", "random"),
+    ("expert", "basic", "strong"),
+)
+"""The 3-player tables of the timing games, played ``--timing-games`` times each."""
 
 
 def timing(games: int, seed: str) -> str:
@@ -51,12 +65,12 @@ def timing(games: int, seed: str) -> str:
     options = Options(extra_rounds=1)
     samples: dict[str, list[tuple[int, float]]] = {level: [] for level in LEVELS}
     for i in range(games):
-        for levels in (("strong", "basic", "random"), ("basic", "strong", "random")):
+        for levels in SEATINGS:
             out = play_game(levels, options, game_seed(f"time:{seed}", i), timed=True)
             for level, size, seconds in out.decision_times:
                 samples[level].append((size, seconds))
     lines = [
-        f"decision times over {games * 2} games (3 players, extra_rounds=1), ms",
+        f"decision times over {games * len(SEATINGS)} games (3 players, extra_rounds=1), ms",
         "| level | decisions | median | worst | median, 14-card round | worst, 14-card round |",
         "|---|---:|---:|---:|---:|---:|",
     ]
@@ -71,23 +85,38 @@ def timing(games: int, seed: str) -> str:
 
 
 def strength(
-    games: int, games_multi: int, seed: str, jobs: int, options: Options
+    games: int,
+    games_multi: int,
+    seed: str,
+    jobs: int,
+    options: Options,
+    pairings: Sequence[tuple[str, ...]] = PAIRINGS,
 ) -> tuple[str, float]:
-    """The tournament tables (Markdown) and the seconds taken: ``games`` per
-    2-player pairing, ``games_multi`` for the 4-player table."""
+    """The tournament tables (Markdown, with the decision times of the levels
+    that search) and the seconds taken: ``games`` per 2-player pairing,
+    ``games_multi`` per 4-player table."""
     started = time.perf_counter()
     parts = []
-    for levels in PAIRINGS:
+    times: dict[str, list[float]] = {}
+    for levels in pairings:
         count = games_multi if len(levels) > 2 else games
         t0 = time.perf_counter()
         outcomes: list[SimulatedGame] = list(
-            run_games(levels, options, count, f"{seed}:{','.join(levels)}", jobs=jobs)
+            run_games(levels, options, count, f"{seed}:{','.join(levels)}", jobs=jobs, timed=True)
         )
         took = time.perf_counter() - t0
+        for out in outcomes:
+            for level, _size, seconds in out.decision_times:
+                if level in TIMED:
+                    times.setdefault(level, []).append(seconds * 1000)
         title = " vs ".join(levels)
         distinct = list(dict.fromkeys(levels))
+        pairs = list(zip(distinct[::-1], distinct[::-1][1:], strict=False))
+        pairs += [
+            (a, b) for a, b in COMPARED if {a, b} <= set(levels) and {a, b} not in map(set, pairs)
+        ]
         diffs = []
-        for better, worse in zip(distinct[::-1], distinct[::-1][1:], strict=False):
+        for better, worse in pairs:
             d, ci = paired_difference(outcomes, better, worse)
             diffs.append(f"{better} - {worse}: {d:+.1f} ± {ci:.1f} points per game (paired)")
         parts.append(
@@ -95,7 +124,32 @@ def strength(
             + "".join(f"\n\n{line}" for line in diffs)
         )
         print(parts[-1] + "\n", flush=True)
+    if times:
+        parts.append(decision_times(times))
+        print(parts[-1] + "\n", flush=True)
     return "\n\n".join(parts), time.perf_counter() - started
+
+
+TIMED = frozenset({"expert"})
+"""Levels whose every decision in the tournaments is timed and reported."""
+
+
+def decision_times(times: dict[str, list[float]]) -> str:
+    """Median, p90, p99 and worst decision time per level (ms), over every
+    decision of the tournaments (forced ones included)."""
+    lines = [
+        "decision times in these games (every decision, classic 11 rounds), ms",
+        "| level | decisions | median | p90 | p99 | worst |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for level, found in sorted(times.items()):
+        values = sorted(found)
+        p90, p99 = (values[min(len(values) - 1, int(q * len(values)))] for q in (0.9, 0.99))
+        lines.append(
+            f"| {level} | {len(values)} | {statistics.median(values):.1f} | {p90:.1f} | "
+            f"{p99:.1f} | {values[-1]:.1f} |"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,17 +165,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timing-games", type=int, default=6, help="games per seating (timing)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (strength)")
     parser.add_argument("--seed", default="bench", help="seed of the run")
+    parser.add_argument(
+        "--only-expert",
+        action="store_true",
+        help="only the tables with expert (2 players against basic and strong, 4 players), "
+        "with its decision times; no timing games",
+    )
     parser.add_argument("--write", metavar="PATH", help="also write the tables to this file")
     args = parser.parse_args(argv)
     machine = (
         f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"
     )
     print(f"machine: {machine}")
-    times = timing(args.timing_games, args.seed)
-    print(times + "\n", flush=True)
-    report = f"Machine: {machine}.\n\n{times}\n"
-    if args.strength:
-        tables, took = strength(args.games, args.games_4p, args.seed, args.jobs, Options())
+    report = f"Machine: {machine}.\n"
+    if not args.only_expert:
+        times = timing(args.timing_games, args.seed)
+        print(times + "\n", flush=True)
+        report += f"\n{times}\n"
+    if args.strength or args.only_expert:
+        pairings = EXPERT_PAIRINGS if args.only_expert else PAIRINGS
+        tables, took = strength(
+            args.games, args.games_4p, args.seed, args.jobs, Options(), pairings
+        )
         print(f"strength: {took:.0f} s with {args.jobs} processes")
         report += (
             f"\nStrength: full 11-round classic games, seed `{args.seed}`, seats rotating, "

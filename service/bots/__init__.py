@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from typing import Any, Protocol
 
-from service.bots import basic, random_bot, strong
+from service.bots import basic, expert, random_bot, strong
 from service.engine.moves import Move
 
 
@@ -31,9 +31,10 @@ BRAINS: dict[str, Brain] = {
     "random": random_bot.decide,
     "basic": basic.decide,
     "strong": strong.decide,
+    "expert": expert.decide,
 }
 LEVELS: tuple[str, ...] = tuple(BRAINS)
-TRACKING: frozenset[str] = frozenset({"strong"})
+TRACKING: frozenset[str] = frozenset({"strong", "expert"})
 """Levels that use the public event history when the caller can supply it."""
 
 
