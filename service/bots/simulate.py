@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service import bots
+from service.bots import expert
 from service.bots.turn_rng import turn_rng
 from service.engine.game_events import Event
 from service.engine.moves import Move
@@ -93,8 +94,9 @@ def seating(levels: Sequence[str], index: int) -> tuple[str, ...]:
     return tuple(levels[k:]) + tuple(levels[:k])
 
 
-def _play_one(job: tuple[tuple[str, ...], Options, str, bool, int]) -> SimulatedGame:
-    levels, options, seed, timed, deal = job
+def _play_one(job: tuple[tuple[str, ...], Options, str, bool, int, int]) -> SimulatedGame:
+    levels, options, seed, timed, deal, samples = job
+    expert.use_samples(samples)  # a spawned worker starts from the default
     outcome = play_game(levels, options, seed, timed=timed)
     outcome.deal = deal
     return outcome
@@ -116,7 +118,7 @@ def run_games(
     multiple of the number of seats."""
     n = len(levels)
     work = [
-        (seating(levels, i % n), options, game_seed(seed, i // n), timed, i // n)
+        (seating(levels, i % n), options, game_seed(seed, i // n), timed, i // n, expert.samples())
         for i in range(games)
     ]
     if jobs <= 1:
@@ -267,6 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="option override (repeatable)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument(
+        "--expert-samples",
+        type=int,
+        default=None,
+        help="the expert level's samples per decision (default: BOT_EXPERT_SAMPLES's default)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     return parser
 
@@ -290,6 +298,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.games < 1:
         print("error: --games must be at least 1", file=sys.stderr)
         return 2
+    if args.expert_samples is not None:
+        try:
+            expert.use_samples(args.expert_samples)
+        except ValueError as exc:
+            print(f"error: --expert-samples: {exc}", file=sys.stderr)
+            return 2
     started = time.perf_counter()
     progress = _Progress(args.games, args.quiet)
     outcomes = []
