@@ -101,9 +101,14 @@ def strength(
     for levels in pairings:
         count = games_multi if len(levels) > 2 else games
         t0 = time.perf_counter()
-        outcomes: list[SimulatedGame] = list(
-            run_games(levels, options, count, f"{seed}:{','.join(levels)}", jobs=jobs, timed=True)
+        outcomes: list[SimulatedGame] = []
+        played = run_games(
+            levels, options, count, f"{seed}:{','.join(levels)}", jobs=jobs, timed=True
         )
+        for out in played:
+            outcomes.append(out)
+            if len(outcomes) % (PROGRESS_DEALS * len(levels)) == 0 and len(outcomes) < count:
+                print(_interim(outcomes, levels), file=sys.stderr, flush=True)
         took = time.perf_counter() - t0
         for out in outcomes:
             for level, _size, seconds in out.decision_times:
@@ -128,6 +133,21 @@ def strength(
         parts.append(decision_times(times))
         print(parts[-1] + "\n", flush=True)
     return "\n\n".join(parts), time.perf_counter() - started
+
+
+PROGRESS_DEALS = 5
+"""A long table prints its differences so far every this many deals (on stderr)."""
+
+
+def _interim(outcomes: Sequence[SimulatedGame], levels: Sequence[str]) -> str:
+    """The compared levels' differences over the deals played so far."""
+    deals = len(outcomes) // len(levels)
+    parts = [
+        "{} - {} {:+.1f} ± {:.1f}".format(a, b, *paired_difference(outcomes, a, b))
+        for a, b in COMPARED
+        if {a, b} <= set(levels)
+    ]
+    return f"  {' vs '.join(levels)}, {deals} deals: " + "; ".join(parts)
 
 
 TIMED = frozenset({"expert"})
@@ -166,6 +186,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (strength)")
     parser.add_argument("--seed", default="bench", help="seed of the run")
     parser.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        metavar="LEVELS",
+        help="only this table (comma-separated levels, one per seat; repeatable), "
+        "with the decision times of expert; no timing games",
+    )
+    parser.add_argument(
         "--only-expert",
         action="store_true",
         help="only the tables with expert (2 players against basic and strong, 4 players), "
@@ -178,12 +206,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"machine: {machine}")
     report = f"Machine: {machine}.\n"
-    if not args.only_expert:
+    chosen = [tuple(t.split(",")) for t in args.table]
+    if not args.only_expert and not chosen:
         times = timing(args.timing_games, args.seed)
         print(times + "\n", flush=True)
         report += f"\n{times}\n"
-    if args.strength or args.only_expert:
-        pairings = EXPERT_PAIRINGS if args.only_expert else PAIRINGS
+    if args.strength or args.only_expert or chosen:
+        pairings = chosen or (EXPERT_PAIRINGS if args.only_expert else PAIRINGS)
         tables, took = strength(
             args.games, args.games_4p, args.seed, args.jobs, Options(), pairings
         )

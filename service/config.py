@@ -216,7 +216,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar(
         "BOT_EXPERT_SAMPLES",
-        "24",
+        "16",
         "The `expert` bot's budget per decision: how many samples of the hidden cards it "
         "plays each candidate move out on (1 to 1000). A count, not a time, so that a move "
         "depends on the game's seed alone, never on the machine's speed or load; the "
@@ -411,7 +411,7 @@ class Config:
     lobby_live_seconds: int = 60
     fast_lane: bool = True
     solver: str = "C"
-    bot_expert_samples: int = 24
+    bot_expert_samples: int = 16
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
     webhook_allow_http: bool = False

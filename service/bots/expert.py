@@ -41,10 +41,10 @@ from service.bots.common import Seen, stalemate_discard
 from service.bots.playout import Playout, deal_hidden
 from service.engine.moves import Move, Source
 
-DEFAULT_SAMPLES = 24
+DEFAULT_SAMPLES = 16
 """Samples of the hidden cards per decision, each played out once per candidate."""
 MAX_SAMPLES = 1000
-CANDIDATES = 4
+CANDIDATES = 3
 """Discards played out: those leaving the least deadwood."""
 
 _samples = DEFAULT_SAMPLES
