@@ -33,7 +33,9 @@ samples is :data:`DEFAULT_SAMPLES` unless :func:`use_samples` sets another
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 from typing import Any
 
 from service.bots import strong
@@ -45,7 +47,11 @@ DEFAULT_SAMPLES = 16
 """Samples of the hidden cards per decision, each played out once per candidate."""
 MAX_SAMPLES = 1000
 CANDIDATES = 3
-"""Discards played out: those leaving the least deadwood."""
+"""Discards played out besides ``strong``'s: those leaving the least deadwood."""
+CONFIDENCE = 1.5
+"""How sure the playouts must be to overrule ``strong``: a candidate replaces its
+move only when its mean gain over the samples, less this many standard errors,
+is still a gain."""
 
 _samples = DEFAULT_SAMPLES
 
@@ -104,12 +110,20 @@ def decide_with(
         candidates = [options[c] for _, _, c in ranked[:CANDIDATES]]
         if len(candidates) == 1:
             return candidates[0]
+    anchor = strong.decide(view, rng, history)
+    others = [m for m in candidates if m != anchor]
     tracker = strong.Tracker(seen, history)
     hand_sizes = [p["hand_size"] for p in view["players"]]
     worlds = [deal_hidden(seen, tracker, hand_sizes, rng) for _ in range(sample_count)]
-    totals = [0.0] * len(candidates)
+    gains: list[list[float]] = [[] for _ in others]
     for world in worlds:
-        for i, move in enumerate(candidates):
-            totals[i] += playout.play(world, move)
-    best = min(range(len(candidates)), key=lambda i: (totals[i], i))
-    return candidates[best]
+        base = playout.play(world, anchor)
+        for i, move in enumerate(others):
+            gains[i].append(playout.play(world, move) - base)
+    best, best_mean = anchor, 0.0
+    for move, diffs in zip(others, gains, strict=True):
+        mean = statistics.fmean(diffs)
+        spread = statistics.stdev(diffs) if len(diffs) > 1 else 0.0
+        if mean + CONFIDENCE * spread / math.sqrt(len(diffs)) < 0 and mean < best_mean:
+            best, best_mean = move, mean
+    return best

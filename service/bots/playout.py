@@ -57,6 +57,40 @@ def deal_hidden(
     return World(tuple(hands), stock, tuple(pile), rng.getrandbits(32))
 
 
+class Stock:
+    """A sample's stock, dealt out in advance: its cards go to the seats in turn
+    from ``first`` (each seat draws its own next card); a seat whose share is
+    used up draws another's, and an empty stock is rebuilt from the discard
+    pile as the engine does (shuffled with the sample's seed)."""
+
+    def __init__(self, world: World, n: int, first: int) -> None:
+        cards = world.stock[::-1]  # the next card first
+        self.queues: list[list[int]] = [list(cards[(s - first) % n :: n])[::-1] for s in range(n)]
+        self.seed = world.seed
+        self.reshuffles = 0
+
+    def left(self) -> bool:
+        return any(self.queues)
+
+    def draw(self, seat: int, pile: list[int]) -> int | None:
+        """``seat``'s next card (None when the stock and the pile are empty);
+        ``pile`` is turned over into the stock when it must be."""
+        queue = self.queues[seat]
+        if not queue:
+            queue = next((q for q in self.queues if q), queue)
+        if not queue:
+            if len(pile) < 2:
+                return None
+            self.reshuffles += 1
+            cards = pile[:-1]
+            del pile[:-1]
+            random.Random(self.seed + self.reshuffles).shuffle(cards)
+            n = len(self.queues)
+            self.queues = [cards[(s - seat) % n :: n] for s in range(n)]
+            queue = self.queues[seat]
+        return queue.pop()
+
+
 class Playout:
     """Plays rounds out from ``seen``'s seat (the hand scores remembered for
     the decision: make one per decision)."""
@@ -68,15 +102,19 @@ class Playout:
     def play(self, world: World, move: Move) -> float:
         """The seat's points minus its opponents' mean, once ``move`` is made in
         ``world`` and the round played out by every seat with :meth:`takes` and
-        the discard leaving the least deadwood (going out when it can)."""
+        the discard leaving the least deadwood (going out when it can).
+
+        The stock is dealt out in advance, card by card to the seats in turn
+        (:class:`Stock`): a seat that takes the top discard instead leaves the
+        others' draws as they were, so two candidate moves played out on one
+        sample differ by what the moves change, not by every later card."""
         quick = self.hands
         points = self.seen.ctx.points
         n = self.seen.num_players
         me = self.seen.seat
         hands = list(world.hands)
-        stock = list(world.stock)
+        stock = Stock(world, n, me)
         pile = list(world.pile)
-        reshuffles = 0
         went_out: int | None = None
         final_left = 0
         seat = me
@@ -89,33 +127,31 @@ class Playout:
                 taken = pile.pop()
                 hand = with_card(hand, taken)
             else:
-                hand = with_card(hand, stock.pop())
+                card = stock.draw(me, pile)
+                if card is None:
+                    return 0.0  # a pile the seat could not rebuild (no history): no opinion
+                hand = with_card(hand, card)
             draw = False
         else:
             assert isinstance(move, Discard)
-            card = move.card.id
-            hands[me] = without(hand, card)
-            pile.append(card)
+            hands[me] = without(hand, move.card.id)
+            pile.append(move.card.id)
             seat = (me + 1) % n
             turns = 1
         horizon = HORIZON_TURNS_PER_PLAYER * n
         while turns < horizon:
             if draw:
                 hand = hands[seat]
-                if not stock and len(pile) >= 2:
-                    reshuffles += 1
-                    stock = pile[:-1]
-                    random.Random(world.seed + reshuffles).shuffle(stock)
-                    pile = pile[-1:]
                 top = pile[-1] if pile else None
-                if top is not None and (not stock or self.takes(hand, top)):
+                taken = None
+                if top is not None and (not stock.left() or self.takes(hand, top)):
                     taken = pile.pop()
                     hand = with_card(hand, taken)
-                elif stock:
-                    taken = None
-                    hand = with_card(hand, stock.pop())
                 else:
-                    break  # nothing to draw: scored as it stands
+                    card = stock.draw(seat, pile)
+                    if card is None:
+                        break  # nothing to draw: scored as it stands
+                    hand = with_card(hand, card)
             best: tuple[int, int, int] | None = None
             for dw, c in quick.discards(hand):
                 if c != taken:
@@ -135,7 +171,6 @@ class Playout:
                 break
             seat = (seat + 1) % n
             draw = True
-            taken = None
         scores = [0 if s == went_out else quick.deadwood(hands[s]) for s in range(n)]
         mine = scores[me]
         return mine - (sum(scores) - mine) / (n - 1)
