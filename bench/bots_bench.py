@@ -3,6 +3,8 @@
     .venv/bin/python bench/bots_bench.py               # decision times (14-card rounds)
     .venv/bin/python bench/bots_bench.py --strength    # seeded tournaments (slow)
     .venv/bin/python bench/bots_bench.py --strength --jobs 2 --write bench/BOTS.md
+    .venv/bin/python bench/bots_bench.py --only-expert --games 100 --games-4p 160
+    .venv/bin/python bench/bots_bench.py --table expert,strong --games 100 --jobs 1
 
 Decision times: self-play games with ``extra_rounds=1`` (so the last round deals
 14 cards); every decision is timed and the median and worst are printed per
@@ -11,7 +13,12 @@ draw).  Target: strong <= 20 ms median on the 14-card hands.
 
 Strength: full games (11 rounds, classic rules) played with the engine directly
 for each pairing, seats rotating from game to game; per level the mean total
-per game with a 95% confidence interval and the win rate.
+per game with a 95% confidence interval and the win rate.  The tables with
+``expert`` (2 players against ``basic`` and against ``strong``; 4 players
+``expert, strong, basic, basic``) play ``--expert-games`` / ``--expert-games-4p``
+games in a full run, every expert decision timed (median, p90, p99, worst);
+``--only-expert`` runs those tables alone, ``--table`` any one table, and a long
+table prints its differences so far every 5 deals on stderr.
 """
 
 from __future__ import annotations
@@ -91,6 +98,7 @@ def strength(
     jobs: int,
     options: Options,
     pairings: Sequence[tuple[str, ...]] = PAIRINGS,
+    expert_games: tuple[int, int] | None = None,
 ) -> tuple[str, float]:
     """The tournament tables (Markdown, with the decision times of the levels
     that search) and the seconds taken: ``games`` per 2-player pairing,
@@ -100,6 +108,8 @@ def strength(
     times: dict[str, list[float]] = {}
     for levels in pairings:
         count = games_multi if len(levels) > 2 else games
+        if expert_games is not None and "expert" in levels:  # the costly level
+            count = expert_games[len(levels) > 2]
         t0 = time.perf_counter()
         outcomes: list[SimulatedGame] = []
         played = run_games(
@@ -182,6 +192,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=1200,
         help="games of the 4-player table (its margin is small: 300 deals narrow the interval)",
     )
+    parser.add_argument(
+        "--expert-games",
+        type=int,
+        default=200,
+        help="games per 2-player table with expert (full run; it decides 20-100 times slower)",
+    )
+    parser.add_argument(
+        "--expert-games-4p", type=int, default=400, help="games of the 4-player table with expert"
+    )
     parser.add_argument("--timing-games", type=int, default=6, help="games per seating (timing)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (strength)")
     parser.add_argument("--seed", default="bench", help="seed of the run")
@@ -214,7 +233,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.strength or args.only_expert or chosen:
         pairings = chosen or (EXPERT_PAIRINGS if args.only_expert else PAIRINGS)
         tables, took = strength(
-            args.games, args.games_4p, args.seed, args.jobs, Options(), pairings
+            args.games,
+            args.games_4p,
+            args.seed,
+            args.jobs,
+            Options(),
+            pairings,
+            None if chosen or args.only_expert else (args.expert_games, args.expert_games_4p),
         )
         print(f"strength: {took:.0f} s with {args.jobs} processes")
         report += (

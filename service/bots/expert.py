@@ -4,18 +4,23 @@ From the same seat view and public events as ``strong`` (it is in
 :data:`service.bots.TRACKING`), for each choice that matters it:
 
 - **Samples the hidden cards** (determinization): the other hands and the
-  stock are dealt, :attr:`samples` times, from the cards this seat has not seen
+  stock are dealt, :func:`samples` times, from the cards this seat has not seen
   (:class:`~service.bots.strong.Tracker`), each opponent holding the cards it
   is known to hold (taken from the discard pile and not thrown back since) and
   as many cards as its hand size says.  Nothing else of the hidden cards is
   read: the view has none.
 - **Plays the round out** from each sample, once per candidate move (the same
-  samples for every candidate, so their luck cancels out of the comparison),
-  every seat with a quick greedy policy (:class:`~service.bots.playout.Playout`),
-  and scores it as the points this seat is left with minus the mean of its
-  opponents'.
-- **Makes the move with the best mean.**  The candidates: drawing from the
-  stock or taking the top discard; the :data:`CANDIDATES` discards that leave
+  samples for every candidate, and the stock dealt to the seats in advance,
+  so that their luck cancels out of the comparison), every seat with a quick
+  greedy policy (:class:`~service.bots.playout.Playout`), and scores it as the
+  points this seat is left with minus the mean of its opponents'.
+- **Overrules ``strong`` only when sure.**  ``strong``'s move is the default;
+  another candidate replaces it when its mean gain over the paired samples,
+  less :data:`CONFIDENCE` standard errors, is still a gain (the best such).
+  With a few dozen samples a round's luck is far larger than the difference
+  between two moves, and choosing the best mean alone played worse than
+  ``strong``.  The candidates: drawing from the stock or taking the top
+  discard; ``strong``'s discard and the :data:`CANDIDATES` discards that leave
   the least deadwood.
 
 Where playing out adds nothing it plays as ``strong``: a forced draw, going out
