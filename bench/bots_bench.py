@@ -145,6 +145,52 @@ def strength(
     return "\n\n".join(parts), time.perf_counter() - started
 
 
+def expert_cpu(games: int, seed: str) -> str:
+    """The expert's decision times as CPU time of this process (``time.process_time``)
+    beside wall time, over ``games`` games at 2 players (against strong) and as many
+    at 4 (expert, strong, basic, basic): CPU time does not count the time other
+    processes take the CPUs from it, so it is what an idle CPU would take."""
+    from service import bots
+    from service.bots.simulate import public_events
+    from service.bots.turn_rng import turn_rng
+    from service.engine.rules import Game
+    from service.engine.shuffle import Shuffler
+    from service.engine.state import State
+    from service.engine.view import observe
+
+    cpu: list[float] = []
+    wall: list[float] = []
+    for i in range(games):
+        for levels in (("expert", "strong"), ("expert", "strong", "basic", "basic")):
+            hex_seed = game_seed(f"cpu:{seed}:{len(levels)}", i)
+            state, events = State.start(Game(len(levels)), hex_seed)
+            history = public_events(events)
+            shuffler = Shuffler.from_hex(hex_seed)
+            while state.round is not None:
+                seat = state.round.turn
+                view = observe(state, seat)
+                rng = turn_rng(shuffler, state)
+                c0, w0 = time.process_time(), time.perf_counter()
+                move = bots.decide(levels[seat], view, rng, history)
+                if levels[seat] == "expert":
+                    cpu.append((time.process_time() - c0) * 1000)
+                    wall.append((time.perf_counter() - w0) * 1000)
+                history += public_events(state.apply(seat, move))
+    lines = [
+        f"expert decision times over {games} games at 2 and at 4 players, ms",
+        "| clock | decisions | median | p90 | p99 | worst |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, found in (("CPU (process_time)", cpu), ("wall", wall)):
+        values = sorted(found)
+        p90, p99 = (values[min(len(values) - 1, int(q * len(values)))] for q in (0.9, 0.99))
+        lines.append(
+            f"| {name} | {len(values)} | {statistics.median(values):.1f} | {p90:.1f} | "
+            f"{p99:.1f} | {values[-1]:.1f} |"
+        )
+    return "\n".join(lines)
+
+
 PROGRESS_DEALS = 5
 """A long table prints its differences so far every this many deals (on stderr)."""
 
@@ -201,6 +247,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--expert-games-4p", type=int, default=400, help="games of the 4-player table with expert"
     )
+    parser.add_argument(
+        "--expert-cpu",
+        type=int,
+        default=0,
+        metavar="GAMES",
+        help="only the expert's decision times in CPU and wall time over GAMES games a table",
+    )
     parser.add_argument("--timing-games", type=int, default=6, help="games per seating (timing)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (strength)")
     parser.add_argument("--seed", default="bench", help="seed of the run")
@@ -225,6 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"machine: {machine}")
     report = f"Machine: {machine}.\n"
+    if args.expert_cpu:
+        print(expert_cpu(args.expert_cpu, args.seed), flush=True)
+        return 0
     chosen = [tuple(t.split(",")) for t in args.table]
     if not args.only_expert and not chosen:
         times = timing(args.timing_games, args.seed)

@@ -52,7 +52,8 @@ class SimulatedGame:
     deal: int = 0  # games of one deal share their cards (duplicate format)
 
 
-def _public(events: list[Event]) -> list[dict[str, Any]]:
+def public_events(events: list[Event]) -> list[dict[str, Any]]:
+    """The public ``events`` as the events endpoint shows them (a bot's history)."""
     return [e.to_dict() for e in events if e.is_public]
 
 
@@ -67,7 +68,7 @@ def play_game(
     """Play one game between bots of ``levels`` (seat order); ``seed`` is hex."""
     game = Game(len(levels), options)
     state, events = State.start(game, seed)
-    public = _public(events)
+    public = public_events(events)
     shuffler = Shuffler.from_hex(seed)
     times: list[tuple[str, int, float]] = []
     while state.round is not None:
@@ -79,7 +80,7 @@ def play_game(
         move: Move = bots.decide(level, view, rng, public if history else None)
         if timed:
             times.append((level, len(view["hand"]), time.perf_counter() - start))
-        public.extend(_public(state.apply(seat, move)))
+        public.extend(public_events(state.apply(seat, move)))
     return SimulatedGame(tuple(levels), list(state.totals), list(state.winners), times)
 
 
