@@ -219,10 +219,10 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "16",
         "The `expert` bot's budget per decision: how many samples of the hidden cards it "
         "plays each candidate move out on (1 to 1000). A count, not a time, so that a move "
-        "depends on the game's seed alone, never on the machine's speed or load; the "
-        "default keeps the median decision near 40 ms on a 2-CPU machine "
-        "(docs/PERFORMANCE.md). Every process that plays bots must use the same value for "
-        "games to replay the same.",
+        "depends on the game's seed alone, never on the machine's speed or load. The "
+        "default: a median decision of about 18 ms of CPU, the worst about 0.1 s "
+        "(docs/PERFORMANCE.md). Give every process that plays bots the same value, so that "
+        "a game's bots play the same whichever process plays them.",
     ),
     EnvVar(
         "TRUSTED_PROXY_HOPS",
