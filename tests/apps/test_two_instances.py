@@ -16,12 +16,12 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def admin(redis_url: str, *args: str) -> dict:
+def admin(redis_url: str, *args: str, env: dict[str, str] | None = None) -> dict:
     """Run ``three-thirteen-admin --json ...`` (as ``python -m service.admin``)."""
     done = subprocess.run(
         [sys.executable, "-m", "service.admin", "--json", *args],
         cwd=ROOT,
-        env={**os.environ, "REDIS_URL": redis_url},
+        env={**os.environ, "REDIS_URL": redis_url, **(env or {})},
         capture_output=True,
         timeout=60,
         check=False,
