@@ -1,4 +1,4 @@
-"""``three-thirteen-admin apps create|list|rotate|revoke``: the apps of
+"""``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key``: the apps of
 ``AUTH_MODE=apps``, managed by the operator against the service's Redis.
 
 Reads the same environment as the server (``REDIS_URL``, ``REDIS_CLUSTER``,
@@ -11,6 +11,8 @@ or configuration error.
     three-thirteen-admin apps list
     three-thirteen-admin apps rotate <app id> --overlap 3600
     three-thirteen-admin apps revoke <app id>
+    three-thirteen-admin apps add-key <app id> <kid> --alg EdDSA --public-key key.pem
+    three-thirteen-admin apps remove-key <app id> <kid>
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from service.config import Config
-from service.hosting import apps
+from service.hosting import apps, player_jwts
 from service.store import StoreUnavailable, connect
 from service.store.app_registry import AppRegistry
 
@@ -57,6 +60,18 @@ def _parser() -> argparse.ArgumentParser:
         "revoke", help="refuse the app's keys, its players' tokens and its games from now on"
     )
     revoke.add_argument("app_id")
+    add_key = app_commands.add_parser(
+        "add-key", help="register a public key the app signs player JWTs with"
+    )
+    add_key.add_argument("app_id")
+    add_key.add_argument("kid", help="the key's id, as the JWTs' header names it")
+    add_key.add_argument("--alg", required=True, choices=player_jwts.ALGORITHMS)
+    add_key.add_argument(
+        "--public-key", required=True, type=Path, help="a PEM file of the public key"
+    )
+    remove_key = app_commands.add_parser("remove-key", help="forget one of the app's JWT keys")
+    remove_key.add_argument("app_id")
+    remove_key.add_argument("kid")
     return parser
 
 
@@ -92,6 +107,19 @@ def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any]
             f"app {app.id}: new secret key (shown once): {key}",
             f"the previous keys stay valid until {until}",
         ]
+    if args.command == "add-key":
+        try:
+            pem = args.public_key.read_text()
+            public = player_jwts.check_key(args.kid, args.alg, pem)
+        except (OSError, player_jwts.JwtKeyError) as exc:
+            raise apps.AppError(str(exc)) from None
+        app = apps.set_jwt_key(registry, args.app_id, public.kid, public.to_dict())
+        return {"id": app.id, "kid": public.kid, "alg": public.alg}, [
+            f"app {app.id}: JWT key {public.kid!r} ({public.alg}) registered"
+        ]
+    if args.command == "remove-key":
+        app = apps.set_jwt_key(registry, args.app_id, args.kid, None)
+        return {"id": app.id, "kid": args.kid}, [f"app {app.id}: JWT key {args.kid!r} removed"]
     app = apps.revoke(registry, args.app_id)
     return {"id": app.id, "revoked": app.revoked}, [f"app {app.id} revoked"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from service.api.context import Call, call
 from service.api.problems import ApiError
-from service.hosting import apps, players
+from service.hosting import apps, player_jwts, players
 from service.hosting.players import Player
 from service.hosting.record import GameRecord
 from service.hosting.tokens import hash_token
@@ -22,6 +22,10 @@ NO_TOKEN = "send Authorization: Bearer <token> for your seat"
 NOT_SEATED = "this token does not hold a seat in this game"
 BAD_CREDENTIAL = "this key or token is unknown, revoked or of a revoked app"
 EXPIRED = "this player token has expired: ask the app for a new one"
+BAD_JWT = (
+    "this JWT is refused: its signature, alg, kid, aud, iat or sub is not one the app "
+    "registered, or the player's tokens were revoked since it was issued"
+)
 
 APP = "app"
 PLAYER = "player"
@@ -68,9 +72,9 @@ def unauthorized(detail: str) -> ApiError:
 def principal(current: Call | None = None) -> Principal | None:
     """Whom the request's bearer token stands for (None: no token); found once per
     request.  In open mode every token is a seat's.  In apps mode an app's secret
-    key or a player token is checked (401 ``INVALID_CREDENTIAL`` or
-    ``CREDENTIAL_EXPIRED`` when refused); any other token is a seat's, which the
-    game's seats decide."""
+    key, a player token or a player JWT signed by the app is checked (401
+    ``INVALID_CREDENTIAL`` or ``CREDENTIAL_EXPIRED`` when refused); any other token is
+    a seat's, which the game's seats decide."""
     current = current or call()
     if current.identity is not None:
         return current.identity  # type: ignore[no-any-return]
@@ -91,6 +95,14 @@ def principal(current: Call | None = None) -> Principal | None:
             raise refusal("CREDENTIAL_EXPIRED", EXPIRED) from None
         if player is None or directory.live(player.app) is None:
             raise refusal("INVALID_CREDENTIAL", BAD_CREDENTIAL)
+        found = Principal(PLAYER, player.app, player.holder, player)
+    elif directory is not None and player_jwts.looks_like_jwt(token):
+        try:
+            player = player_jwts.verify(directory, token)
+        except players.TokenExpired:
+            raise refusal("CREDENTIAL_EXPIRED", EXPIRED) from None
+        except player_jwts.JwtRefused:
+            raise refusal("INVALID_CREDENTIAL", BAD_JWT) from None
         found = Principal(PLAYER, player.app, player.holder, player)
     else:
         found = Principal(SEAT, None, hash_token(token))

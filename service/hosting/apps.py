@@ -72,6 +72,9 @@ class App:
     created: float
     keys: list[AppKey] = field(default_factory=list)
     revoked: float | None = None
+    jwt_keys: list[dict[str, str]] = field(default_factory=list)
+    """The public keys its backend signs player JWTs with: ``{kid, alg, pem}``
+    (:mod:`service.hosting.player_jwts`)."""
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(
@@ -82,6 +85,7 @@ class App:
                 "created": self.created,
                 "revoked": self.revoked,
                 "keys": [k.to_dict() for k in self.keys],
+                "jwt_keys": self.jwt_keys,
             }
         )
 
@@ -96,6 +100,7 @@ class App:
             doc["created"],
             [AppKey(k["hash"], k["created"], k["expires"]) for k in doc["keys"]],
             doc["revoked"],
+            doc.get("jwt_keys", []),
         )
 
     def accepts(self, key: str, now: float) -> bool:
@@ -120,6 +125,7 @@ class App:
             "keys": [
                 {"created": k.created, "expires": k.expires} for k in self.keys if k.valid_at(now)
             ],
+            "jwt_keys": [{"kid": k["kid"], "alg": k["alg"]} for k in self.jwt_keys],
         }
 
 
@@ -199,6 +205,18 @@ def revoke(registry: AppRegistry, app_id: str) -> App:
     app = load(registry, app_id)
     if app.revoked is None:
         app.revoked = time.time()
+    registry.save_app(app.id, app.to_bytes())
+    return app
+
+
+def set_jwt_key(registry: AppRegistry, app_id: str, kid: str, key: dict[str, str] | None) -> App:
+    """Register ``key`` (``{kid, alg, pem}``, checked by the caller) as the app's JWT
+    key ``kid``, replacing one of that kid; None removes the kid's key."""
+    app = load(registry, app_id)
+    kept = [k for k in app.jwt_keys if k["kid"] != kid]
+    if key is None and len(kept) == len(app.jwt_keys):
+        raise AppError(f"app {app_id} has no key {kid!r}")
+    app.jwt_keys = kept if key is None else [*kept, key]
     registry.save_app(app.id, app.to_bytes())
     return app
 

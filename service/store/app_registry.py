@@ -6,7 +6,8 @@
   record is never missing from the list; an id without a record is skipped).
 * ``t13:player:{<tag>}`` hash, ``<tag>`` a hash of the app's and the player's ids
   (:func:`~service.store.keys.player_key`): field ``t:<token hash>`` per live token,
-  ``"<expiry ms>|<JSON>"``; field ``barred`` while the app bars the player.  A token is
+  ``"<expiry ms>|<JSON>"``; field ``barred`` while the app bars the player; field
+  ``revoked``, when its tokens were last revoked (JWTs issued before are refused).  A token is
   valid while its field is there and its expiry ahead: revoking deletes the fields, so
   the next request anywhere is refused.  The key expires a day after its last token
   (never while barred).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from service.store import keys
 from service.store.failures import translate_errors
@@ -52,8 +54,10 @@ return 1
 """
 
 REVOKE_SCRIPT = """
--- Delete every token of a player; bar it (ARGV[1] "1"), unbar it ("0") or neither ("").
+-- Delete every token of a player and note when (field 'revoked': a JWT issued before is
+-- refused); bar it (ARGV[1] "1"), unbar it ("0") or neither ("").
 -- KEYS[1] the player's hash
+-- ARGV[2] now (seconds), ARGV[3] how long the note must be kept at least (ms)
 -- Returns how many tokens were deleted.
 local fields = redis.call('HKEYS', KEYS[1])
 local n = 0
@@ -69,12 +73,28 @@ if ARGV[1] == '1' then
 elseif ARGV[1] == '0' then
   redis.call('HDEL', KEYS[1], 'barred')
 end
+redis.call('HSET', KEYS[1], 'revoked', ARGV[2])
+if redis.call('HEXISTS', KEYS[1], 'barred') == 0 then
+  local keep = tonumber(ARGV[3])
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < keep then redis.call('PEXPIRE', KEYS[1], keep) end
+end
 return n
 """
 
 
 EXPIRED_KEPT_SECONDS = 86400
-"""How long an expired token is kept, so that it is refused as expired (not unknown)."""
+"""How long an expired token is kept, so that it is refused as expired (not unknown);
+and the least a revocation is remembered (a JWT lives a day at most)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerState:
+    """What every request of a player checks besides its credential."""
+
+    barred: bool
+    revoked: float | None
+    """When its tokens were last revoked (Unix time), if ever (within a day)."""
 
 
 def token_field(token_hash: str) -> str:
@@ -151,9 +171,16 @@ class AppRegistry:
         with translate_errors():
             client = self._client()
             deleted = client.register_script(REVOKE_SCRIPT)(
-                keys=[keys.player_key(tag)], args=[flag]
+                keys=[keys.player_key(tag)],
+                args=[flag, repr(time.time()), EXPIRED_KEPT_SECONDS * 1000],
             )
         return int(deleted)
+
+    def player_state(self, tag: str) -> PlayerState:
+        """Whether the player is barred, and when its tokens were last revoked: one read."""
+        with translate_errors():
+            barred, revoked = self._client().hmget(keys.player_key(tag), ["barred", "revoked"])
+        return PlayerState(barred is not None, None if revoked is None else float(revoked))
 
     def is_barred(self, tag: str) -> bool:
         """Whether the app bars this player."""
