@@ -3,6 +3,7 @@ devices each), seat tokens, another app, and every refused credential."""
 
 from __future__ import annotations
 
+import secrets
 import time
 
 import pytest
@@ -306,3 +307,16 @@ def test_open_mode_is_unchanged(client):
     assert client.post("/v1/players/u1/tokens", json={"name": "a"}).status_code == 404
     answer = client.post("/v1/games", json={"players": [{"name": "ann", "player_id": "u1"}]})
     assert answer.status_code == 403
+
+
+def test_a_keyed_create_is_made_once_per_app(apps_client, new_app):
+    one, two = new_app("one"), new_app("two")
+    body = {"players": [{"name": "ann", "player_id": "u1"}, {"name": "bob"}]}
+    key = {"Idempotency-Key": secrets.token_urlsafe(24)}
+    first = apps_client.post("/v1/games", json=body, headers={**one.auth, **key})
+    again = apps_client.post("/v1/games", json=body, headers={**one.auth, **key})
+    other = apps_client.post("/v1/games", json=body, headers={**two.auth, **key})
+    assert first.status_code == again.status_code == other.status_code == 201
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json() == first.get_json()
+    assert first.get_json()["id"].startswith(one.id) and other.get_json()["id"].startswith(two.id)
