@@ -320,3 +320,22 @@ def test_a_keyed_create_is_made_once_per_app(apps_client, new_app):
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.get_json() == first.get_json()
     assert first.get_json()["id"].startswith(one.id) and other.get_json()["id"].startswith(two.id)
+
+
+def test_a_players_token_takes_stream_tickets_follows_and_resigns(apps_client, new_app):
+    app = new_app("cards")
+    game_id = two_player_game(apps_client, app)["id"]
+    ann = mint(apps_client, app, "u1", "ann")
+    ticket = apps_client.post(f"/v1/games/{game_id}/stream-tickets", headers=bearer(ann))
+    assert ticket.status_code == 201, ticket.get_json()
+    events = apps_client.get(
+        f"/v1/games/{game_id}/events?after=0&ticket={ticket.get_json()['ticket']}"
+    )
+    assert events.status_code == 200, events.get_json()
+    dealt = [e for e in events.get_json()["events"] if e.get("seat") == 0]
+    assert dealt  # the seat's private events: the ticket stands for the player's seat
+    mine = apps_client.get(f"/v1/games/{game_id}/events?after=0", headers=bearer(ann))
+    assert mine.get_json()["events"] == events.get_json()["events"]
+    resigned = apps_client.post(f"/v1/games/{game_id}/resign", headers=bearer(ann))
+    assert resigned.status_code == 200, resigned.get_json()
+    assert resigned.get_json()["seat"] == 0
