@@ -138,6 +138,11 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "seat's stream as often as asked: one is enough).",
     ),
     EnvVar(
+        "RATE_LIMIT_PLAYER_TOKENS",
+        "600/minute",
+        "Limit per app key on `POST /v1/players/{player_id}/tokens` (apps mode).",
+    ),
+    EnvVar(
         "STREAM_LIMIT_PER_ADDRESS",
         "100",
         "Event streams (SSE, NDJSON) and waiting long polls of `GET /v1/games/{id}/events` "
@@ -203,6 +208,15 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "Limit on 401 answers per client address (429 beyond).",
     ),
     EnvVar(
+        "AUTH_MODE",
+        "open",
+        "`open`: anyone may create and join games, and a seat's bearer token acts for it "
+        "(development, trusted networks). `apps`: every game belongs to an app made with "
+        "`three-thirteen-admin apps create`, and every request is made by an app's backend "
+        "(its secret key), one of its players (a player token) or a seat of one of its games; "
+        "see docs/AUTH.md. Needs `REDIS_URL`.",
+    ),
+    EnvVar(
         "FAST_LANE",
         "true",
         "Answer views and moves straight from WSGI, skipping Flask's request machinery "
@@ -221,6 +235,16 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "solver's memos, all together (least recently used entries, or the bots' search memo "
         "as a whole, are dropped past it). Smaller costs decision time: see "
         "docs/PERFORMANCE.md.",
+    ),
+    EnvVar(
+        "BOT_EXPERT_SAMPLES",
+        "16",
+        "The `expert` bot's budget per decision: how many samples of the hidden cards it "
+        "plays each candidate move out on (1 to 1000). A count, not a time, so that a move "
+        "depends on the game's seed alone, never on the machine's speed or load. The "
+        "default: a median decision of about 19 ms of CPU, p99 0.13 s "
+        "(docs/PERFORMANCE.md). Give every process that plays bots the same value, so that "
+        "a game's bots play the same whichever process plays them.",
     ),
     EnvVar(
         "TRUSTED_PROXY_HOPS",
@@ -392,6 +416,7 @@ class Config:
     rate_limit_join: str = "60/minute"
     rate_limit_moves: str = "600/minute"
     rate_limit_auth_failures: str = "30/minute"
+    rate_limit_player_tokens: str = "600/minute"
     rate_limit_evaluate: str = "60/minute"
     rate_limit_list: str = "120/minute"
     rate_limit_quick_join: str = "30/minute"
@@ -407,9 +432,11 @@ class Config:
     lobby_seats_per_address: int = 4
     lobby_listed_per_address: int = 2
     lobby_live_seconds: int = 60
+    auth_mode: str = "OPEN"
     fast_lane: bool = True
     solver: str = "C"
     bot_cache_mb: int = 64
+    bot_expert_samples: int = 16
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
     webhook_allow_http: bool = False
@@ -433,6 +460,11 @@ class Config:
         return self.redis_wait_replicas > 0 or self.redis_wait_aof
 
     @property
+    def apps_mode(self) -> bool:
+        """``AUTH_MODE=apps``: every request is an app's, its player's or its seat's."""
+        return self.auth_mode == "APPS"
+
+    @property
     def embedded_store(self) -> bool:
         """True when no REDIS_URL is set: the in-process store, shared by one process only."""
         return self.redis_url is None
@@ -452,6 +484,11 @@ class Config:
             )
         if redis_cluster and redis_url is None:
             raise ValueError("REDIS_CLUSTER: set REDIS_URL to a cluster node as well")
+        if env.choice("AUTH_MODE", ("OPEN", "APPS")) == "APPS" and redis_url is None:
+            raise ValueError(
+                "AUTH_MODE: apps needs REDIS_URL (apps are made with three-thirteen-admin, "
+                "which cannot reach the embedded store)"
+            )
         sentinels = _sentinels(env.raw("REDIS_SENTINELS"))
         sentinel_master = env.text("REDIS_SENTINEL_MASTER")
         if sentinels and (redis_url is None or redis_url.startswith("unix://")):
@@ -496,6 +533,7 @@ class Config:
             rate_limit_join=env.rate("RATE_LIMIT_JOIN"),
             rate_limit_moves=env.rate("RATE_LIMIT_MOVES"),
             rate_limit_auth_failures=env.rate("RATE_LIMIT_AUTH_FAILURES"),
+            rate_limit_player_tokens=env.rate("RATE_LIMIT_PLAYER_TOKENS"),
             rate_limit_evaluate=env.rate("RATE_LIMIT_EVALUATE"),
             rate_limit_list=env.rate("RATE_LIMIT_LIST"),
             rate_limit_quick_join=env.rate("RATE_LIMIT_QUICK_JOIN"),
@@ -519,9 +557,11 @@ class Config:
                 "LOBBY_LISTED_PER_ADDRESS", minimum=0, maximum=10000
             ),
             lobby_live_seconds=env.integer("LOBBY_LIVE_SECONDS", minimum=1, maximum=86400),
+            auth_mode=env.choice("AUTH_MODE", ("OPEN", "APPS")),
             fast_lane=env.boolean("FAST_LANE"),
             solver=env.choice("SOLVER", ("C", "PYTHON")),
             bot_cache_mb=env.integer("BOT_CACHE_MB", minimum=1, maximum=65536),
+            bot_expert_samples=env.integer("BOT_EXPERT_SAMPLES", minimum=1, maximum=1000),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),
             cors_origins=tuple(
                 origin.strip() for origin in env.raw("CORS_ORIGINS").split(",") if origin.strip()
