@@ -27,6 +27,7 @@ from flask.testing import FlaskClient
 from harness.events_request import EventsRequest
 from harness.gunicorn_server import GunicornServer
 from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
+from service.botplay.worker import BotWorker
 from service.config import Config
 from service.store import GameStore, connect
 from service.store.keys import PREFIX
@@ -94,9 +95,16 @@ def store(redis_client: redis.Redis, config: Config) -> Iterator[GameStore]:
 
 
 @pytest.fixture
-def app(redis_client: redis.Redis, redis_url: str) -> Flask:
-    """The app on the (clean) test Redis, rate limits off (``make_app`` builds others)."""
-    return make_app(redis_url)
+def app(redis_client: redis.Redis, redis_url: str) -> Iterator[Flask]:
+    """The app on the (clean) test Redis, rate limits off (``make_app`` builds others),
+    with a bot worker playing its due turns in threads of this process, as
+    ``three-thirteen-bots`` does beside a server (stopped at the test's end)."""
+    made = make_app(redis_url)
+    worker = BotWorker(made.extensions["t13"].store, made.extensions["t13"].config).start()
+    try:
+        yield made
+    finally:
+        worker.stop()
 
 
 @pytest.fixture
