@@ -278,10 +278,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar(
         "BOT_SWEEP_SECONDS",
-        "0.25",
+        "5",
         "How often a bot worker looks through every hash slot's due games (pipelined, 1024 "
-        "slots a round trip): a turn timer fires at most this late (plus the play), a "
-        "bot's turn usually at once (its write wakes the workers).",
+        "slots a round trip, about 0.2 s of its CPU) for what it was not told about: the "
+        "due times published while it was not listening. Each write publishes its game's "
+        "due time, which the workers wait for with timers, so turns are played on time "
+        "between sweeps; a dead worker's claims are taken over when their lease ends.",
     ),
     EnvVar(
         "BOT_CLAIM_SECONDS",
@@ -441,7 +443,7 @@ class Config:
     webhook_sweep_seconds: float = 10.0
     webhook_claim_seconds: float = 60.0
     bot_concurrency: int = 4
-    bot_sweep_seconds: float = 0.25
+    bot_sweep_seconds: float = 5.0
     bot_claim_seconds: float = 30.0
     bot_idle_move_seconds: float = 0.25
     host: str = "127.0.0.1"
@@ -560,7 +562,7 @@ class Config:
             webhook_sweep_seconds=env.seconds("WEBHOOK_SWEEP_SECONDS", minimum=0.1, maximum=3600),
             webhook_claim_seconds=env.seconds("WEBHOOK_CLAIM_SECONDS", minimum=1, maximum=86400),
             bot_concurrency=env.integer("BOT_CONCURRENCY", minimum=1, maximum=256),
-            bot_sweep_seconds=env.seconds("BOT_SWEEP_SECONDS", minimum=0.05, maximum=60),
+            bot_sweep_seconds=env.seconds("BOT_SWEEP_SECONDS", minimum=0.1, maximum=3600),
             bot_claim_seconds=env.seconds("BOT_CLAIM_SECONDS", minimum=1, maximum=3600),
             bot_idle_move_seconds=env.seconds("BOT_IDLE_MOVE_SECONDS", minimum=0, maximum=60),
             host=env.raw("HOST"),

@@ -95,15 +95,29 @@ def store(redis_client: redis.Redis, config: Config) -> Iterator[GameStore]:
 
 
 @pytest.fixture
-def app(redis_client: redis.Redis, redis_url: str) -> Iterator[Flask]:
+def app(redis_client: redis.Redis, redis_url: str, bots_for: Callable[[Flask], BotWorker]) -> Flask:
     """The app on the (clean) test Redis, rate limits off (``make_app`` builds others),
     with a bot worker playing its due turns in threads of this process, as
     ``three-thirteen-bots`` does beside a server (stopped at the test's end)."""
     made = make_app(redis_url)
-    worker = BotWorker(made.extensions["t13"].store, made.extensions["t13"].config).start()
-    try:
-        yield made
-    finally:
+    bots_for(made)
+    return made
+
+
+@pytest.fixture
+def bots_for() -> Iterator[Callable[[Flask], BotWorker]]:
+    """``bots_for(app)`` runs a bot worker on ``app``'s store in threads of this
+    process (as ``three-thirteen-bots`` runs beside a server), until the test ends:
+    woken by the writes' hints, with no sweeps (a test's Redis is its own)."""
+    started: list[BotWorker] = []
+
+    def start(app: Flask) -> BotWorker:
+        services = app.extensions["t13"]
+        started.append(BotWorker(services.store, services.config, sweeps=False).start())
+        return started[-1]
+
+    yield start
+    for worker in started:
         worker.stop()
 
 

@@ -48,10 +48,17 @@ def pace(record: GameRecord, moves: int, now: float, idle_move_seconds: float) -
 def play_due(store: GameStore, config: Config, game_id: str) -> int:
     """Play ``game_id``'s due turn, if it is due (a stretch of bot moves, or an
     overdue player's automatic move), and save it; the number of events written (0:
-    nothing was due, or it was played by another meanwhile).  Raises
+    nothing was due, or another write came first: then the game is due again from
+    what that write left, and whoever claims it next plays it -- a worker never plays
+    on after a lost race, which would have two play one game in step).  Raises
     :class:`~service.store.store_errors.GameNotFound` when the game is gone."""
 
+    tried: list[int] = []
+
     def step(version: int, record: GameRecord) -> tuple[Write | None, int]:
+        if tried:  # a write came first: the turn it left due is the next claim's
+            return None, 0
+        tried.append(version)
         now = time.time()
         events = apply_timeouts(record, now, history=lambda: public_events(store, game_id))
         if not events:

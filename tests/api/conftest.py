@@ -166,5 +166,6 @@ def play_one(game: Game, seat: int, view: dict[str, Any]) -> None:
 def play_on(game: Game, moves: int) -> None:
     """Play ``moves`` more moves, each by the seat whose turn it is (:func:`play_one`)."""
     for _move in range(moves):
-        turn = game.public()["round"]["turn"]
+        turn = game.settled()["round"]["turn"]  # the bot worker plays the bots' turns
         play_one(game, turn, game.view(turn))
+    game.settled()

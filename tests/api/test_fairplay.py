@@ -13,20 +13,21 @@ from service.hosting.bot_turns import BOT_MOVES_PER_CALL
 from service.hosting.replays import verify_replay
 from service.hosting.verify import main as verify_main
 from service.store import key
-from service.store.keys import DUE, outbox_key, slot_of, wake_channel
+from service.store.keys import BOT_HINT, DUE, outbox_key, slot_of, wake_channel
 from service.store.wakeups import parse_wake_up
 from tests.api.conftest import create_game, until
 
 
 def expire_deadline(redis_client, game_id: str) -> None:
     """Move the stored turn deadline into the past (as if the clock ran out), and
-    the game's due time with it."""
+    the game's due time with it (told to the bot workers)."""
     state_key = key(game_id, "state")
     doc = orjson.loads(redis_client.hget(state_key, "d"))
     doc["timing"][2] = time.time() - 1
     redis_client.hset(state_key, mapping={"d": orjson.dumps(doc), "t": repr(doc["timing"][2])})
-    due = outbox_key(slot_of(game_id), DUE)
-    redis_client.zadd(due, {game_id: doc["timing"][2] * 1000})
+    due_ms = int(doc["timing"][2] * 1000)
+    redis_client.zadd(outbox_key(slot_of(game_id), DUE), {game_id: due_ms})
+    redis_client.publish(BOT_HINT, f"{slot_of(game_id)} {due_ms}")  # as a write does
 
 
 def test_timed_out_turn_is_played_automatically_by_the_bot_worker(client, redis_client):
@@ -115,7 +116,7 @@ def test_the_worker_plays_bounded_stretches_of_bot_moves(client, redis_client):
     then due again, and the next stretch is another write, until the game ends."""
     players = [{"name": "me"}, *({"name": f"b{i}", "bot": "strong"} for i in range(7))]
     game = create_game(client, players, seed="bounded", ruleset="party")
-    moves = {b"drew", b"discarded", b"went_out"}
+    moves = {"drew", "discarded", "went_out"}
     writes = redis_client.pubsub()
     writes.ssubscribe(wake_channel(game.id))  # each write publishes its events once
     assert writes.get_message(timeout=5)["type"] == "ssubscribe"
@@ -127,8 +128,8 @@ def test_the_worker_plays_bounded_stretches_of_bot_moves(client, redis_client):
     play_out(game, timeout=300)
     stretches = []  # the moves of each write
     while (message := writes.get_message(timeout=1)) is not None:
-        entries = parse_wake_up(message["data"]).entries
-        stretches.append(sum(orjson.loads(e)["type"].encode() in moves for _s, _t, e in entries))
+        entries = parse_wake_up(message["data"]).entries  # public ones: seat b""
+        stretches.append(sum(not s and orjson.loads(e)["type"] in moves for s, _t, e in entries))
     writes.close()
     assert max(stretches) <= BOT_MOVES_PER_CALL
     assert sum(stretches) > 10 * BOT_MOVES_PER_CALL  # a whole game, many writes
