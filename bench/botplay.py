@@ -88,8 +88,11 @@ def replies(url: str, moves: int, level: str, seed: str) -> list[float]:
             )
             acknowledged = time.perf_counter()
             assert answer.status_code == 200, answer.text
-            if move["type"] == "draw":
+            mine = answer.json()
+            if move["type"] == "draw" or mine["status"] != "playing":
                 continue
+            if (mine["round"] or {}).get("turn") == 0:
+                continue  # went out, and the next round is the human's first: no reply
             after = answer.headers["ETag"].strip('"').split(".", 1)[1]
             if _wait_for_turn(session, url, made["id"], auth, after):
                 waits.append(time.perf_counter() - acknowledged)

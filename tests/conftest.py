@@ -105,15 +105,16 @@ def app(redis_client: redis.Redis, redis_url: str, bots_for: Callable[[Flask], B
 
 
 @pytest.fixture
-def bots_for() -> Iterator[Callable[[Flask], BotWorker]]:
+def bots_for() -> Iterator[Callable[..., BotWorker]]:
     """``bots_for(app)`` runs a bot worker on ``app``'s store in threads of this
     process (as ``three-thirteen-bots`` runs beside a server), until the test ends:
-    woken by the writes' hints, with no sweeps (a test's Redis is its own)."""
+    woken by the writes' hints, with no sweeps (a test's Redis is its own) unless
+    ``sweeps=True`` (a worker started after the writes it is to find)."""
     started: list[BotWorker] = []
 
-    def start(app: Flask) -> BotWorker:
+    def start(app: Flask, *, sweeps: bool = False) -> BotWorker:
         services = app.extensions["t13"]
-        started.append(BotWorker(services.store, services.config, sweeps=False).start())
+        started.append(BotWorker(services.store, services.config, sweeps=sweeps).start())
         return started[-1]
 
     yield start
