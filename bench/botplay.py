@@ -10,12 +10,12 @@ all stopped by PID at the end.
 
 * **Move to reply.** Games of one human and three bots (``--level``) are played over
   HTTP, one game at a time; for each of the human's discards (``--moves`` in all), the
-  latency is from the move's answer (acknowledged) to the long poll of the human's
-  events (``after`` the move's event, ``wait=30``) bringing the human's next ``turn``
-  event: the three bots' replies, played by the worker.  p50, p90, p99, max.
-  With ``--baseline``, the same games are played on that checkout too (a tree without
-  a bot worker plays the bots inside the move's request: its latency is then the move's
-  own answer to the same ``turn`` event).
+  time from the move's answer (acknowledged) to the long poll of the human's events
+  (``after`` the move's event, ``wait=30``) bringing the human's next ``turn`` event --
+  the three bots' replies, played by the worker -- and the human's whole wait, from
+  sending the move to that event.  p50, p90, p99, max.  With ``--baseline``, the same
+  games are played on that checkout too: a tree without a bot worker plays the bots
+  inside the move's request, so its answer holds the replies (0 after the answer).
 * **Timers.** ``--timer-games`` two-player games with a 5 s turn timer (autopilot
   after 3 missed turns) whose players never call again; every write of each game is
   heard on its wake-up channel, and each automatic move's lateness is when it was
@@ -63,12 +63,14 @@ def summary(values: list[float]) -> str:
     )
 
 
-def replies(url: str, moves: int, level: str, seed: str) -> list[float]:
-    """The human's wait, from each discard's answer to its next ``turn`` event."""
-    waits: list[float] = []
+def replies(url: str, moves: int, level: str, seed: str) -> tuple[list[float], list[float]]:
+    """For each of the human's discards: from its answer (acknowledged) to the human's
+    next ``turn`` event, and from sending it to that event (the human's whole wait)."""
+    after_ack: list[float] = []
+    whole: list[float] = []
     session = requests.Session()
     game_no = 0
-    while len(waits) < moves:
+    while len(whole) < moves:
         game_no += 1
         players = [{"name": "me"}, *({"name": f"b{i}", "bot": level} for i in range(3))]
         made = session.post(
@@ -77,12 +79,12 @@ def replies(url: str, moves: int, level: str, seed: str) -> list[float]:
             timeout=30,
         ).json()
         auth = {"Authorization": f"Bearer {made['players'][0]['token']}"}
-        after = "0"
-        while len(waits) < moves:
+        while len(whole) < moves:
             view = _my_turn(session, url, made["id"], auth)
             if view is None:
                 break  # the game is over
             move = choose(view)
+            sent = time.perf_counter()
             answer = session.post(
                 f"{url}/v1/games/{made['id']}/moves", json=move, headers=auth, timeout=60
             )
@@ -91,12 +93,14 @@ def replies(url: str, moves: int, level: str, seed: str) -> list[float]:
             mine = answer.json()
             if move["type"] == "draw" or mine["status"] != "playing":
                 continue
-            if (mine["round"] or {}).get("turn") == 0:
-                continue  # went out, and the next round is the human's first: no reply
-            after = answer.headers["ETag"].strip('"').split(".", 1)[1]
-            if _wait_for_turn(session, url, made["id"], auth, after):
-                waits.append(time.perf_counter() - acknowledged)
-    return waits
+            if (mine["round"] or {}).get("turn") != 0:  # else the answer holds the replies
+                after = answer.headers["ETag"].strip('"').split(".", 1)[1]
+                if not _wait_for_turn(session, url, made["id"], auth, after):
+                    continue
+            replied = time.perf_counter()
+            after_ack.append(replied - acknowledged)
+            whole.append(replied - sent)
+    return after_ack, whole
 
 
 def _my_turn(
@@ -189,8 +193,9 @@ def run(tree: Path, redis_server: RedisServer, args: argparse.Namespace, name: s
     ) as server:
         worker = "a bot worker" if server.bot_worker is not None else "no bot worker"
         print(f"\n== {name}: {tree} ({worker})", flush=True)
-        waits = replies(server.url, args.moves, args.level, args.seed)
-        print(f"move to the bots' replies ({args.level} x3): {summary(waits)}", flush=True)
+        after_ack, whole = replies(server.url, args.moves, args.level, args.seed)
+        print(f"{args.level} x3, answer to replies: {summary(after_ack)}", flush=True)
+        print(f"{args.level} x3, move to replies:   {summary(whole)}", flush=True)
         if server.bot_worker is not None and args.timer_games:
             late = timers(server.url, redis_server.url, args.timer_games)
             print(f"turn timer lateness: {summary(late)}", flush=True)

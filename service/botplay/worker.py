@@ -44,6 +44,7 @@ from service.config import Config
 from service.hosting.due_turns import play_due
 from service.store import GameNotFound, GameStore
 from service.store.due_games import DueGames
+from service.store.keys import slot_of
 from service.store.store_errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -234,7 +235,10 @@ class BotWorker:
             except GameNotFound:
                 pass
             if not written:
-                self._due.release(game_id, claimed_until_ms, now_ms())
+                restored = self._due.release(game_id, claimed_until_ms, now_ms())
+                if restored is not None:  # due later after all: told to no one else
+                    with self._changed:
+                        self._schedule(slot_of(game_id), restored)
         except Exception:  # kept claimed: due again once its lease ends
             log.exception("bot worker: could not play game %s", game_id)
         finally:

@@ -53,16 +53,18 @@ RELEASE_SCRIPT = """
 -- there is none, it is not ahead of now (nothing was playable), or the game is gone.
 -- KEYS[1] the slot's due games, KEYS[2] the game's state hash
 -- ARGV[1] the game id, ARGV[2] the claim's score (ms), ARGV[3] now (ms)
--- Returns 1 if the entry was changed, else 0.
+-- Returns the entry's new score (ms, rounded up as the writes round it), or -1 when it
+-- was removed or left alone.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return -1 end
 local deadline = redis.call('HGET', KEYS[2], 't')
 if deadline and deadline ~= '' and tonumber(deadline) * 1000 > tonumber(ARGV[3]) then
-  redis.call('ZADD', KEYS[1], tonumber(deadline) * 1000, ARGV[1])
-else
-  redis.call('ZREM', KEYS[1], ARGV[1])
+  local due_ms = math.ceil(tonumber(deadline) * 1000)
+  redis.call('ZADD', KEYS[1], due_ms, ARGV[1])
+  return due_ms
 end
-return 1
+redis.call('ZREM', KEYS[1], ARGV[1])
+return -1
 """
 
 
@@ -102,16 +104,18 @@ class DueGames:
         games = [raw.decode() if isinstance(raw, bytes) else str(raw) for raw in taken]
         return games, None if first < 0 else first
 
-    def release(self, game_id: str, claimed_until_ms: int, now_ms: int) -> bool:
+    def release(self, game_id: str, claimed_until_ms: int, now_ms: int) -> int | None:
         """Give back a claim on ``game_id`` (scored ``claimed_until_ms``) that wrote
-        nothing; True if its entry changed (not replaced by a write meanwhile)."""
+        nothing: the game's due time again (ms) if it has one ahead, which nobody was
+        told of (the releasing worker sets its timer); None when the entry was dropped,
+        or replaced by a write meanwhile."""
         due = keys.outbox_key(keys.slot_of(game_id), keys.DUE)
         with translate_errors():
-            done = self._release(
+            restored = self._release(
                 keys=[due, keys.key(game_id, keys.STATE)],
                 args=[game_id, claimed_until_ms, now_ms],
             )
-        return bool(done)
+        return None if int(restored) < 0 else int(restored)
 
     def due_at(self, game_id: str) -> float | None:
         """When ``game_id``'s turn is due (s since the epoch), None when it has no entry."""

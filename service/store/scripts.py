@@ -54,14 +54,15 @@ end
 )
 
 # Keeps the game's entry in its slot's set of due games (KEYS[3], keys.DUE) in step with
-# the turn deadline just stored: scored by it (ms), or removed when there is none; a
+# the turn deadline just stored: scored by it (ms, rounded up: a game claimed at its
+# score is overdue), or removed when there is none; a
 # scored one is published on keys.BOT_HINT as "<slot> <due ms>", waking the bot workers
 # (or setting their timers).  Expects `deadline` and `due` (ARGV index of the game id;
 # its slot follows).
 _KEEP_DUE = (
     """
 if deadline ~= '' then
-  local due_ms = math.floor(tonumber(deadline) * 1000)
+  local due_ms = math.ceil(tonumber(deadline) * 1000)
   redis.call('ZADD', KEYS[3], due_ms, ARGV[due])
   redis.call('PUBLISH', '"""
     + BOT_HINT
