@@ -13,6 +13,7 @@ window.record = {
   reconnects: 0,     // times the browser reconnected a source by itself
   notModified: 0,    // views answered 304 to If-None-Match
   retries: [],       // {path, status, key}: requests sent again (same Idempotency-Key)
+  inflight: {},      // "<method> <path>": when (ms) the request now waiting for its answer was sent
   moves: [],         // {move, key, status, at, replayed}
   conflicts: 0,      // moves answered 412 (stale If-Match)
   lobbyPages: [],    // the game ids of each lobby page read
@@ -42,9 +43,9 @@ class ApiError extends Error {
 }
 
 // One request.  A 503 or 429 is sent again after its Retry-After, and a network
-// failure (an instance restarting) after a short pause, for up to 30 s: always
-// with the same Idempotency-Key, so a write that did happen is answered, not
-// done twice.  Every write here carries a key (a stream ticket needs none: two
+// failure (an instance restarting) or an attempt left unanswered for 10 s after a
+// short pause, for up to 30 s: always with the same Idempotency-Key, so a write
+// that did happen is answered, not done twice.  Every write here carries a key (a stream ticket needs none: two
 // tickets do no harm).  `path` is under API, or a whole URL.
 async function call(method, path, {token, body, headers = {}, key} = {}) {
   const sent = {...headers};
@@ -62,13 +63,20 @@ async function call(method, path, {token, body, headers = {}, key} = {}) {
   const giveUp = Date.now() + 30000;
   for (let pause = 250; ; pause = Math.min(pause * 2, 2000)) {
     let answer;
+    const pending = `${method} ${path}`;
+    record.inflight[pending] = Date.now();
     try {
+      // a fetch has no deadline of its own: one whose answer never comes would
+      // hold the page (and its move) forever
+      init.signal = AbortSignal.timeout(10000);
       answer = await fetch(/^https?:/.test(path) ? path : API + path, init);
-    } catch (error) {  // no answer at all (or one CORS refused: see the console)
+    } catch (error) {  // no answer (in time), or one CORS refused: see the console
       if (Date.now() + pause > giveUp) throw error;
       record.retries.push({path, status: 0, key: key || null});
       await sleep(pause);
       continue;
+    } finally {
+      delete record.inflight[pending];
     }
     if (answer.status !== 503 && answer.status !== 429) return answer;
     const wait = 1000 * (Number(answer.headers.get("Retry-After")) || 1);

@@ -103,12 +103,32 @@ class Page:
                 lambda driver: driver.execute_script(f"return ({condition})")
             )
         except TimeoutException:
-            record = self.record()
-            record["events"] = record["events"][-5:]
             pytest.fail(
-                f"{what}: not within {timeout} s\npage record: {json.dumps(record)[:3000]}\n"
+                f"{what}: not within {timeout} s\n{self.describe()}\n"
                 f"console: {self.read_console()[-10:]}"
             )
+
+    def describe(self) -> str:
+        """What the page holds, in short: its game, what it waits for, what went wrong."""
+        state = self.js(
+            "return typeof game === 'object' && game ? {busy: game.busy, again: game.again,"
+            " over: game.over, lastSeq: game.lastSeq, etag: game.etag, seat: game.seat,"
+            " autoplay: document.getElementById('autoplay').checked,"
+            " status: game.view?.status, round: game.view?.round, legal: game.view?.legal_moves,"
+            " source: game.source?.readyState} : null"
+        )
+        record = self.record()
+        brief = {
+            "game": state,
+            "inflight": record["inflight"],
+            "errors": record["errors"][-5:],
+            "retries": record["retries"][-5:],
+            "resets": record["resets"],
+            "moves": record["moves"][-3:],
+            "events": record["events"][-3:],
+            "counts": {k: record[k] for k in ("sources", "reconnects", "conflicts", "notModified")},
+        }
+        return json.dumps(brief)[:6000]
 
     def read_console(self) -> list[dict[str, Any]]:
         self.console += self.driver.get_log("browser")  # type: ignore[no-untyped-call]
