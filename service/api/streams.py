@@ -79,7 +79,6 @@ class Follower:
         "_lease",
         "_reset",
         "cursor",
-        "deadline",
     )
 
     def __init__(
@@ -103,7 +102,6 @@ class Follower:
         self._behind = False
         self.cursor = after
         self._reset: Position | None = None  # see take_reset
-        self.deadline: float | None = None
         self._lease: Lease | None = None  # see hold
         # before any read: none missed; None once closed
         self._watch: Watch | None = self._call.services.store.watch(game_id)
@@ -178,13 +176,13 @@ class Follower:
         return reset
 
     def _advance(self, page: HistoryPage) -> list[Tagged]:
-        """Move past ``page``: its cursor and deadline are the follower's now; its
+        """Move past ``page``: its cursor is the follower's now; its
         events are those the follower may see (:meth:`_while_held`)."""
         if page.reset is not None:
             self._reset = page.reset
         start = self.cursor if page.reset is None else page.reset
         self._behind = page.cursor.seq - start.seq >= PAGE_EVENTS
-        self.cursor, self.deadline = page.cursor, page.deadline
+        self.cursor = page.cursor
         if self._holder is None or left_at(page.events, self._seat) is None:
             return page.events
         return self._while_held(page.events)
