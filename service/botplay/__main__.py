@@ -23,7 +23,7 @@ from service.botplay.worker import BotWorker
 from service.config import Config
 from service.store import GameStore
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("service.botplay")  # not "__main__": the service's logs are "service.*"
 
 
 def main(argv: list[str] | None = None) -> int:
