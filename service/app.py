@@ -11,7 +11,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
 from service import logs
-from service.api import auth, limits, metrics, ops_routes, problems, routes
+from service.api import access, auth, limits, metrics, ops_routes, problems, routes
 from service.api.context import Services
 from service.api.cors import Cors, CorsPolicy
 from service.api.fastlane import FastLane
@@ -28,6 +28,8 @@ from service.api.spec import finalize_spec
 from service.api.stream_caps import StreamCaps
 from service.config import Config
 from service.engine.solver import switch as solver_switch
+from service.hosting.apps import AppDirectory
+from service.hosting.players import PLAYER_ID_PATTERN
 from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore, StoreUnavailable
 
@@ -44,6 +46,12 @@ class GameIdConverter(BaseConverter):
     regex = GAME_ID_PATTERN
 
 
+class PlayerIdConverter(BaseConverter):
+    """An app's id for a player, in paths (anything else: a plain 404)."""
+
+    regex = PLAYER_ID_PATTERN
+
+
 def _spec_options() -> dict[str, object]:
     return {
         "info": {
@@ -53,7 +61,25 @@ def _spec_options() -> dict[str, object]:
             )
         },
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A seat's token (answered once when the seat is taken)",
+                },
+                "appKey": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "AUTH_MODE=apps: an app's secret key (`t13_sk_...`), for "
+                    "the app's backend only (docs/AUTH.md)",
+                },
+                "playerToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "AUTH_MODE=apps: a player token (`t13_pt_...`) minted by "
+                    "the app's backend; acts for every seat the player holds",
+                },
+            },
         },
         "servers": [{"url": "/"}],
     }
@@ -126,12 +152,17 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     rate_limits = limits.RateLimits.from_config(config)
     store = store or GameStore.from_config(config)
     _check_durability(store)
-    services = Services(config, store, rate_limits, StreamCaps.from_config(config))
+    directory = AppDirectory(store.apps) if config.apps_mode else None
+    services = Services(config, store, rate_limits, StreamCaps.from_config(config), directory)
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter
+    app.url_map.converters["player_id"] = PlayerIdConverter
     api = ProblemApi(app)
     app.extensions["t13_spec"] = api.spec
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
+    api.register_converter(
+        PlayerIdConverter, lambda _c: {"type": "string", "pattern": f"^{PLAYER_ID_PATTERN}$"}
+    )
     _register_components(api)
     for blueprint in routes.BLUEPRINTS:  # the route table's, its views added already
         api.register_blueprint(blueprint)
@@ -140,6 +171,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     metrics.install(app)
     if rate_limits is not None:
         limits.install(app, rate_limits, routes.counted(), auth.bearer_token)
+    access.install(app, routes.accesses())
     cors = None
     if config.cors_origins:  # what a page may send and read: what the routes and spec say
         spec = finalize_spec(api.spec.to_dict())

@@ -138,6 +138,11 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "seat's stream as often as asked: one is enough).",
     ),
     EnvVar(
+        "RATE_LIMIT_PLAYER_TOKENS",
+        "600/minute",
+        "Limit per app key on `POST /v1/players/{player_id}/tokens` (apps mode).",
+    ),
+    EnvVar(
         "STREAM_LIMIT_PER_ADDRESS",
         "100",
         "Event streams (SSE, NDJSON) and waiting long polls of `GET /v1/games/{id}/events` "
@@ -201,6 +206,15 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "RATE_LIMIT_AUTH_FAILURES",
         "30/minute",
         "Limit on 401 answers per client address (429 beyond).",
+    ),
+    EnvVar(
+        "AUTH_MODE",
+        "open",
+        "`open`: anyone may create and join games, and a seat's bearer token acts for it "
+        "(development, trusted networks). `apps`: every game belongs to an app made with "
+        "`three-thirteen-admin apps create`, and every request is made by an app's backend "
+        "(its secret key), one of its players (a player token) or a seat of one of its games; "
+        "see docs/AUTH.md. Needs `REDIS_URL`.",
     ),
     EnvVar(
         "FAST_LANE",
@@ -415,6 +429,7 @@ class Config:
     rate_limit_join: str = "60/minute"
     rate_limit_moves: str = "600/minute"
     rate_limit_auth_failures: str = "30/minute"
+    rate_limit_player_tokens: str = "600/minute"
     rate_limit_evaluate: str = "60/minute"
     rate_limit_list: str = "120/minute"
     rate_limit_quick_join: str = "30/minute"
@@ -430,6 +445,7 @@ class Config:
     lobby_seats_per_address: int = 4
     lobby_listed_per_address: int = 2
     lobby_live_seconds: int = 60
+    auth_mode: str = "OPEN"
     fast_lane: bool = True
     solver: str = "C"
     trusted_proxy_hops: int = 0
@@ -459,6 +475,11 @@ class Config:
         return self.redis_wait_replicas > 0 or self.redis_wait_aof
 
     @property
+    def apps_mode(self) -> bool:
+        """``AUTH_MODE=apps``: every request is an app's, its player's or its seat's."""
+        return self.auth_mode == "APPS"
+
+    @property
     def embedded_store(self) -> bool:
         """True when no REDIS_URL is set: the in-process store, shared by one process only."""
         return self.redis_url is None
@@ -478,6 +499,11 @@ class Config:
             )
         if redis_cluster and redis_url is None:
             raise ValueError("REDIS_CLUSTER: set REDIS_URL to a cluster node as well")
+        if env.choice("AUTH_MODE", ("OPEN", "APPS")) == "APPS" and redis_url is None:
+            raise ValueError(
+                "AUTH_MODE: apps needs REDIS_URL (apps are made with three-thirteen-admin, "
+                "which cannot reach the embedded store)"
+            )
         sentinels = _sentinels(env.raw("REDIS_SENTINELS"))
         sentinel_master = env.text("REDIS_SENTINEL_MASTER")
         if sentinels and (redis_url is None or redis_url.startswith("unix://")):
@@ -522,6 +548,7 @@ class Config:
             rate_limit_join=env.rate("RATE_LIMIT_JOIN"),
             rate_limit_moves=env.rate("RATE_LIMIT_MOVES"),
             rate_limit_auth_failures=env.rate("RATE_LIMIT_AUTH_FAILURES"),
+            rate_limit_player_tokens=env.rate("RATE_LIMIT_PLAYER_TOKENS"),
             rate_limit_evaluate=env.rate("RATE_LIMIT_EVALUATE"),
             rate_limit_list=env.rate("RATE_LIMIT_LIST"),
             rate_limit_quick_join=env.rate("RATE_LIMIT_QUICK_JOIN"),
@@ -545,6 +572,7 @@ class Config:
                 "LOBBY_LISTED_PER_ADDRESS", minimum=0, maximum=10000
             ),
             lobby_live_seconds=env.integer("LOBBY_LIVE_SECONDS", minimum=1, maximum=86400),
+            auth_mode=env.choice("AUTH_MODE", ("OPEN", "APPS")),
             fast_lane=env.boolean("FAST_LANE"),
             solver=env.choice("SOLVER", ("C", "PYTHON")),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),

@@ -38,6 +38,12 @@ WHEN: dict[str, str] = {
     "INVALID_OPTION": "Unknown option, bad value, unknown ruleset or bot level, bad seat count",
     "MALFORMED": "A value that does not parse (e.g. a card code)",
     "UNAUTHORIZED": "Missing or invalid bearer token",
+    "INVALID_CREDENTIAL": "Apps mode: an app key or player token that is unknown, revoked, "
+    "or of a revoked app",
+    "CREDENTIAL_EXPIRED": "Apps mode: a player token past its lifetime",
+    "CREDENTIAL_NOT_ALLOWED": "Apps mode: a credential of a kind this endpoint does not take "
+    "(a seat's token creating a game, a player minting tokens...)",
+    "PLAYER_BARRED": "Apps mode: the app bars this player (no token minted, no seat taken)",
     "NOT_FOUND": "No such endpoint",
     "GAME_NOT_FOUND": "Unknown (or expired) game",
     "METHOD_NOT_ALLOWED": "The endpoint does not take this method",
@@ -72,6 +78,7 @@ WHEN: dict[str, str] = {
     "SEAT_ALREADY_CLAIMED": "Your rematch seat was claimed already",
     "SEAT_NOT_RESERVED": "No rematch seat is reserved for this token",
     "SEAT_TAKEN": "The `seat` a join asks for is taken (or reserved for a rematch player)",
+    "ALREADY_SEATED": "Apps mode: the player holds a seat of this game already (one a game)",
     "NO_SUCH_SEAT": "A join's `seat` beyond the game's seats",
     "GAME_STARTED": "Leaving or renaming once the game has started (resign instead)",
     "GAME_CANCELLED": "Joining or playing a game cancelled when its last player left",

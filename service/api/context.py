@@ -25,6 +25,7 @@ from flask import current_app, request
 from service.api.limits import RateLimits, by_address
 from service.api.stream_caps import StreamCaps
 from service.config import Config
+from service.hosting.apps import AppDirectory
 from service.hosting.lobby_caps import Hold
 from service.logs import CURRENT_REQUEST
 from service.store import GameStore
@@ -40,6 +41,8 @@ class Services:
     """The rate limits (None when ``RATE_LIMITS`` is off)."""
     stream_caps: StreamCaps | None = None
     """The caps on open event streams (None when ``RATE_LIMITS`` is off or both are 0)."""
+    apps: AppDirectory | None = None
+    """The apps' records (``AUTH_MODE=apps``; None in open mode)."""
 
 
 _ENVIRON_KEYS: dict[str, str] = {}
@@ -56,6 +59,8 @@ class Call:
     services: Services
     read_body: Callable[[], bytes] | None
     _body: bytes | None = field(default=None, repr=False)
+    identity: Any = field(default=None, repr=False)
+    """Who is asking, once :func:`service.api.auth.principal` found out (apps mode)."""
 
     def header(self, name: str) -> str | None:
         """A request header (``Authorization``, ``If-Match``...), or None."""

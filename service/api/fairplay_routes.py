@@ -8,7 +8,8 @@ import orjson
 from flask import Response, url_for
 from flask.views import MethodView
 
-from service.api.auth import require_seat, require_token
+from service.api import identities
+from service.api.auth import principal, require_holder, require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.changes import ChangeOutcome, change, current
 from service.api.context import config, store
@@ -95,26 +96,27 @@ class Rematch(MethodView):
         Each human player calls this with their token to take their seat in the
         new game (and a new token); it deals once every seat is claimed.
         """
-        token = require_token()
+        holder = require_holder()
         new_id = _rematch_id(game_id)
 
         def claim(version: int, record: GameRecord) -> ChangeOutcome:
-            seat, new_token, events = claim_reserved(record, token)
+            seat, new_token, events = claim_reserved(record, holder)
 
             def build(new_version: int) -> tuple[int, Any]:
-                body = {
-                    "id": record.id,
-                    "seat": seat,
-                    "token": new_token,
-                    "version": new_version,
-                    "status": record.status,
-                }
+                body: dict[str, Any] = {"id": record.id, "seat": seat}
+                if new_token is not None:
+                    body["token"] = new_token
+                body |= {"version": new_version, "status": record.status}
                 return 201, body
 
             location = url_for("games.Game", game_id=record.id)
             return ChangeOutcome(events, build, {"Location": location})
 
-        return change(new_id, claim)
+        answer = change(new_id, claim)
+        found = principal()
+        if found is not None and found.player is not None and answer.status_code == 201:
+            identities.note_seated(new_id, [found.player.id])
+        return answer
 
 
 def _rematch_id(game_id: str) -> str:

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from service.api import problems
+from service.api import access, problems
 from service.api.auth import bearer_token
 from service.api.context import CURRENT_CALL, Call, Services
 from service.api.limits import Per
@@ -78,7 +78,9 @@ class FastLane:
             if limits is not None and limited is not None:  # before the handler, as Flask's hook
                 token = bearer_token(this_call) if limited.per is Per.TOKEN else None
                 limits.count(limited.rate, limited.per, token, environ)
-            response = route.handler(**match.groupdict())
+            params = match.groupdict()
+            access.check(this_call, route.access, params)  # apps mode: who may call it
+            response = route.handler(**params)
         except Exception as exc:  # mapped exactly as Flask's error handlers map it
             response = problems.answer_for(exc)
         return response(environ, start_response)

@@ -17,12 +17,11 @@ from flask import Request, Response
 from werkzeug.datastructures import MIMEAccept
 
 from service.api import event_frames, handlers, streams
-from service.api.auth import NOT_SEATED, bearer_token, unauthorized
+from service.api.auth import NOT_SEATED, request_holder, unauthorized
 from service.api.blueprint import Blueprint
 from service.api.context import call, services, store
 from service.api.responses import json_response
 from service.api.schemas import inputs
-from service.hosting.tokens import hash_token
 from service.store import GameNotFound
 from service.store.history import Position, event_id
 
@@ -125,10 +124,9 @@ def _proof(game_id: str, ticket: str | None) -> streams.Proof | None:
     token holding it (401 if it proves none), or None for a spectator."""
     if ticket is not None:
         return _ticket_proof(game_id, ticket)
-    token = bearer_token()
-    if token is None:
+    holder = request_holder()
+    if holder is None:
         return None
-    holder = hash_token(token)
     seat = handlers.seat_held_by(game_id, holder)
     if seat is None:
         raise unauthorized(NOT_SEATED)

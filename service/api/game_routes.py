@@ -17,8 +17,8 @@ from typing import Any
 from flask import Response, request, url_for
 from flask.views import MethodView
 
-from service.api import event_frames, following, handlers, metrics
-from service.api.auth import require_seat, require_token
+from service.api import event_frames, following, handlers, identities, metrics
+from service.api.auth import require_holder, require_seat
 from service.api.blueprint import ERRORS_PLAYER, ERRORS_READ, Blueprint, document_errors
 from service.api.changes import ChangeOutcome, change, current
 from service.api.context import address, config, lobby_hold, services, store
@@ -30,7 +30,6 @@ from service.api.schemas.headers import headers, parameters
 from service.api.schemas.move_schemas import MOVE_EXAMPLES
 from service.hosting import game_creation, lobby_listing, seating
 from service.hosting.record import GameRecord
-from service.hosting.tokens import hash_token
 from service.store import IdempotentReplay
 
 blp = Blueprint(
@@ -66,19 +65,28 @@ class Games(MethodView):
         human seat, once); the rest stay open for `POST /v1/games/{id}/players`.
         Round 1 is dealt as soon as every seat is taken.
         """
+        app = identities.acting_app()
+        players, bound = identities.with_holders(body["players"])
         idem = idempotency("create", secret=True)
         if idem is not None:  # a retry finds the game its key made, and the answer
-            earlier = game_creation.earlier_answer(store(), idem)
+            earlier = game_creation.earlier_answer(store(), idem, app)
             if earlier is not None:
                 return replay(idem, *earlier)
         try:
             created = game_creation.create(
-                store(), config(), body, idem, address=address(), location=_game_url
+                store(),
+                config(),
+                {**body, "players": players},
+                idem,
+                address=address(),
+                location=_game_url,
+                app=app,
             )
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
             return replay(idem, first.fingerprint, first.response, first.last)
         metrics.GAMES_CREATED.inc()
+        identities.note_seated(created.body["id"], bound)
         return json_response(created.body, 201, etag=etag(1, created.last), headers=created.headers)
 
 
@@ -148,25 +156,29 @@ class Players(MethodView):
         """
 
         hold = lobby_hold()
+        holder, player_id = identities.holder_for(body.get("player_id"))
 
         def join(version: int, record: GameRecord) -> ChangeOutcome:
-            seat, token, events = seating.join(record, body["name"], body.get("seat"))
+            seat, token, events = seating.join(record, body["name"], body.get("seat"), holder)
             hold.take_seat(record, seat)  # 429 over the address's cap (a listed game)
 
             def build(new_version: int) -> tuple[int, Any]:
                 out = {
                     "seat": seat,
-                    "token": token,
                     "version": new_version,
                     "status": record.status,
                 }
+                if token is not None:
+                    out["token"] = token
+                if player_id is not None:
+                    out["player_id"] = player_id
                 return 201, out
 
-            return ChangeOutcome(
-                events,
-                build,
-                committed=lambda: lobby_listing.seats_changed(store(), config(), record),
-            )
+            def committed() -> None:
+                lobby_listing.seats_changed(store(), config(), record)
+                identities.note_seated(game_id, [] if player_id is None else [player_id])
+
+            return ChangeOutcome(events, build, committed=committed)
 
         try:
             return change(game_id, join)
@@ -300,10 +312,10 @@ class StreamTickets(MethodView):
         `expires_in` seconds of its issue or of its last use, and an open
         stream renews it. It is refused (401) once the seat changed hands.
         """
-        token = require_token()
+        holder = require_holder()
         _version, record, _last = current(game_id)
         seat = require_seat(record)
         ticket = secrets.token_urlsafe(TICKET_BYTES)
         seconds = services().config.stream_ticket_seconds
-        store().issue_ticket(game_id, ticket, seat, hash_token(token), seconds)
+        store().issue_ticket(game_id, ticket, seat, holder, seconds)
         return json_response({"ticket": ticket, "expires_in": seconds}, 201)

@@ -14,7 +14,7 @@ import orjson
 from flask import Response
 
 from service.api import metrics, presence
-from service.api.auth import bearer_token, require_seat, require_token
+from service.api.auth import request_holder, require_holder, require_seat
 from service.api.changes import ChangeOutcome, change, current
 from service.api.conditional import not_modified
 from service.api.context import call, store
@@ -26,7 +26,6 @@ from service.engine.moves import Move
 from service.hosting.document import seat_part_for, with_results, with_seat_part
 from service.hosting.game_views import view
 from service.hosting.record import GameRecord
-from service.hosting.tokens import hash_token
 from service.store import GameNotFound
 from service.store.game_reads import Versioned
 
@@ -65,8 +64,7 @@ def player_view(game_id: str) -> Response:
     anything else -- no or another token (401) -- takes the document's way,
     which gives the same answers.  A read plays nothing: a due turn is a bot
     worker's (:mod:`service.botplay`)."""
-    token = bearer_token()
-    holder = None if token is None else hash_token(token)
+    holder = request_holder()
     found, part = _saved_seat_part(game_id, holder)
     version, _deadline, public, results, _parts = found
     if part is None:
@@ -114,9 +112,9 @@ def _saved_seat_part(game_id: str, holder: str | None) -> tuple[Versioned, bytes
 def _player_view_from_document(game_id: str) -> Response:
     version, record, last = current(game_id)
     seat = require_seat(record)
-    token = bearer_token()
-    assert token is not None  # require_seat proved it
-    presence.note(call().services, game_id, hash_token(token), presence.of_record(record))
+    holder = request_holder()
+    assert holder is not None  # require_seat proved it
+    presence.note(call().services, game_id, holder, presence.of_record(record))
     unchanged = not_modified(version, last)
     if unchanged is not None:
         return unchanged
@@ -126,7 +124,7 @@ def _player_view_from_document(game_id: str) -> Response:
 def make_move(game_id: str) -> Response:
     """``POST /v1/games/{id}/moves``: apply the move, answer the player's new view."""
     this_call = call()
-    require_token()
+    require_holder()
     move = _move(this_call.body(), this_call.environ.get("CONTENT_TYPE"))
 
     def play(version: int, record: GameRecord) -> ChangeOutcome:

@@ -150,6 +150,7 @@ class Rate(Enum):
     SEAT_CHANGES = ("seat-changes", "rate_limit_seat_changes", "seat changes")
     STREAM_TICKETS = ("stream-tickets", "rate_limit_stream_tickets", "stream tickets")
     REPLAY = ("replay", "rate_limit_replay", None)
+    PLAYER_TOKENS = ("player-tokens", "rate_limit_player_tokens", "player tokens")
 
     @property
     def setting(self) -> str:

@@ -11,6 +11,7 @@ from flask import Response, request, url_for
 from flask.views import MethodView
 from marshmallow import RAISE
 
+from service.api import identities
 from service.api.auth import require_seat, require_token
 from service.api.blueprint import ERRORS_PLAYER, Blueprint, document_errors
 from service.api.changes import ChangeOutcome, change
@@ -24,6 +25,7 @@ from service.api.schemas.headers import headers, parameters
 from service.engine.game_events import Event
 from service.hosting import lobby_caps, lobby_listing, lobby_operations, matchmaking
 from service.hosting.record import GameRecord
+from service.hosting.tokens import app_of_game
 from service.store import IdempotentReplay
 
 blp = Blueprint(
@@ -62,6 +64,9 @@ class Listing(MethodView):
             query.get("ruleset"),
             query.get("seats"),
         )
+        app = identities.acting_app()
+        if app is not None:  # apps mode: the app's games only (a page may come short)
+            games = [game for game in games if app_of_game(game["id"]) == app]
         headers = {}
         if cursor is not None:
             args = {k: v for k, v in request.args.items() if k != "cursor"}
@@ -107,13 +112,23 @@ class QuickJoin(MethodView):
         still takes a seat in a game others listed).
         """
         idem = idempotency("quick-join", secret=True)
+        holder, player_id = identities.holder_for(None)
         try:
             out, last = matchmaking.quick_join(
-                store(), config(), body, idem, address=address(), location=_game_url
+                store(),
+                config(),
+                body,
+                idem,
+                address=address(),
+                location=_game_url,
+                app=identities.acting_app(),
+                holder=holder,
             )
         except IdempotentReplay as earlier:
             assert idem is not None
             return replay(idem, earlier.fingerprint, earlier.response, earlier.last)
+        if player_id is not None:
+            identities.note_seated(out["id"], [player_id])
         location = url_for("games.Game", game_id=out["id"])
         tag = etag(out["version"], last)
         return json_response(out, 201, etag=tag, headers={"Location": location})

@@ -38,9 +38,11 @@ from service.api import (
     handlers,
     lobby_routes,
     ops_routes,
+    player_routes,
     rules_routes,
     webhook_routes,
 )
+from service.api.access import Access
 from service.api.blueprint import Blueprint
 from service.api.limits import Limited, Per, Rate
 
@@ -48,6 +50,7 @@ Handler = Callable[..., Response]
 """A fast lane's handler, called with the path's parameters as keywords."""
 
 GAME = "/<game_id:game_id>"
+PLAYER = "/players/<player_id:player_id>"
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,8 @@ class Route:
     """A ``MethodView`` class, or a view function (one method: GET)."""
     limits: Mapping[str, Limited] = field(default_factory=dict)
     fast: Mapping[str, Handler] = field(default_factory=dict)
+    access: Access = Access.GAME_SEAT
+    """Who may call it in apps mode (:mod:`service.api.access`)."""
 
     @property
     def template(self) -> str:
@@ -78,15 +83,33 @@ class Route:
 
 
 ROUTES: tuple[Route, ...] = (
-    Route(game_routes.blp, "", game_routes.Games, {"POST": Limited(Rate.CREATE)}),
-    Route(game_routes.blp, GAME, game_routes.Game, fast={"GET": handlers.public_view}),
+    Route(
+        game_routes.blp,
+        "",
+        game_routes.Games,
+        {"POST": Limited(Rate.CREATE)},
+        access=Access.APP_OR_PLAYER,
+    ),
+    Route(
+        game_routes.blp,
+        GAME,
+        game_routes.Game,
+        fast={"GET": handlers.public_view},
+        access=Access.GAME,
+    ),
     Route(
         game_routes.blp,
         GAME + "/view",
         game_routes.PlayerViewResource,
         fast={"GET": handlers.player_view},
     ),
-    Route(game_routes.blp, GAME + "/players", game_routes.Players, {"POST": Limited(Rate.JOIN)}),
+    Route(
+        game_routes.blp,
+        GAME + "/players",
+        game_routes.Players,
+        {"POST": Limited(Rate.JOIN)},
+        access=Access.GAME_JOIN,
+    ),
     Route(
         game_routes.blp,
         GAME + "/moves",
@@ -101,12 +124,19 @@ ROUTES: tuple[Route, ...] = (
         game_routes.StreamTickets,
         {"POST": Limited(Rate.STREAM_TICKETS, Per.TOKEN)},
     ),
-    Route(lobby_routes.blp, "/games", lobby_routes.Listing, {"GET": Limited(Rate.LIST)}),
+    Route(
+        lobby_routes.blp,
+        "/games",
+        lobby_routes.Listing,
+        {"GET": Limited(Rate.LIST)},
+        access=Access.APP_OR_PLAYER,
+    ),
     Route(
         lobby_routes.blp,
         "/lobby/quick-join",
         lobby_routes.QuickJoin,
         {"POST": Limited(Rate.QUICK_JOIN)},
+        access=Access.APP_OR_PLAYER,
     ),
     Route(  # renaming and leaving count as joins
         lobby_routes.blp,
@@ -131,16 +161,33 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(fairplay_routes.blp, GAME + "/rematch", fairplay_routes.Rematch),
     Route(
-        fairplay_routes.blp, GAME + "/replay", fairplay_routes.Replay, {"GET": Limited(Rate.REPLAY)}
+        fairplay_routes.blp,
+        GAME + "/replay",
+        fairplay_routes.Replay,
+        {"GET": Limited(Rate.REPLAY)},
+        access=Access.GAME,
     ),
     Route(
-        rules_routes.blp, "/hands/evaluate", rules_routes.Evaluate, {"POST": Limited(Rate.EVALUATE)}
+        rules_routes.blp,
+        "/hands/evaluate",
+        rules_routes.Evaluate,
+        {"POST": Limited(Rate.EVALUATE)},
+        access=Access.APP_OR_PLAYER,
     ),
-    Route(rules_routes.blp, "/rulesets", rules_routes.Rulesets),
-    Route(ops_routes.blp, "/healthz", ops_routes.healthz),
-    Route(ops_routes.blp, "/readyz", ops_routes.readyz),
-    Route(ops_routes.blp, "/metrics", ops_routes.metrics_view),
+    Route(rules_routes.blp, "/rulesets", rules_routes.Rulesets, access=Access.OPEN),
+    Route(ops_routes.blp, "/healthz", ops_routes.healthz, access=Access.OPEN),
+    Route(ops_routes.blp, "/readyz", ops_routes.readyz, access=Access.OPEN),
+    Route(ops_routes.blp, "/metrics", ops_routes.metrics_view, access=Access.OPEN),
     Route(webhook_routes.blp, GAME + "/webhook", webhook_routes.WebhookLog),
+    Route(
+        player_routes.blp,
+        PLAYER + "/tokens",
+        player_routes.PlayerTokens,
+        {"POST": Limited(Rate.PLAYER_TOKENS, Per.TOKEN)},
+        access=Access.APP,
+    ),
+    Route(player_routes.blp, PLAYER + "/bar", player_routes.PlayerBar, access=Access.APP),
+    Route(player_routes.blp, "/me/games", player_routes.MyGames, access=Access.PLAYER),
 )
 """Every endpoint of the API, in the spec's order (``/openapi.json`` and
 ``/docs`` are pages of :data:`service.api.ops_routes.docs_blp`)."""
@@ -158,6 +205,11 @@ def _add_to_blueprints(routes: tuple[Route, ...]) -> None:
 
 
 _add_to_blueprints(ROUTES)  # once, at import: a blueprint keeps its routes for every app
+
+
+def accesses(routes: tuple[Route, ...] = ROUTES) -> dict[str, Access]:
+    """Endpoint -> who may call it in apps mode, for the access hook on Flask's path."""
+    return {route.endpoint: route.access for route in routes}
 
 
 def counted(routes: tuple[Route, ...] = ROUTES) -> dict[tuple[str, str], Limited]:
@@ -178,6 +230,7 @@ class FastRoute:
     handler: Handler
     template: str
     limited: Limited | None
+    access: Access = Access.GAME_SEAT
 
 
 CONVERTER = re.compile(r"<(?:(?P<converter>\w+):)?(?P<name>\w+)>")
@@ -194,7 +247,9 @@ def fast_routes(
     for route in routes:
         for method, handler in route.fast.items():
             pattern = re.compile(_pattern(route.template, converters))
-            fast = FastRoute(pattern, handler, route.template, route.limits.get(method))
+            fast = FastRoute(
+                pattern, handler, route.template, route.limits.get(method), route.access
+            )
             out.setdefault(method, []).append(fast)
     return {method: tuple(found) for method, found in out.items()}
 

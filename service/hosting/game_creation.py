@@ -40,10 +40,13 @@ class Created:
     last: Position
 
 
-def earlier_answer(store: GameStore, idem: Idempotency) -> tuple[bytes, bytes, bytes] | None:
+def earlier_answer(
+    store: GameStore, idem: Idempotency, app: str | None = None
+) -> tuple[bytes, bytes, bytes] | None:
     """``(fingerprint, answer, id of the game's last event then)`` saved by an
-    earlier create with ``idem``'s key, if any."""
-    _found, earlier = store.load_with_idempotency(keyed_game_id(idem.key_hash), idem.key_hash)
+    earlier create with ``idem``'s key (of ``app``'s games), if any."""
+    game_id = keyed_game_id(idem.key_hash, app)
+    _found, earlier = store.load_with_idempotency(game_id, idem.key_hash)
     return earlier
 
 
@@ -55,11 +58,14 @@ def create(
     *,
     address: str,
     location: Callable[[str], str],
+    app: str | None = None,
 ) -> Created:
-    """Make and save the game ``body`` asks for (the fields of ``POST /v1/games``),
-    its seats held for ``address``.  Raises :class:`IdempotentReplay` when a
-    retry of the same keyed request made it meanwhile (nothing held then)."""
-    game_id = None if idem is None else keyed_game_id(idem.key_hash)
+    """Make and save the game ``body`` asks for (the fields of ``POST /v1/games``;
+    a player's ``holder``, when given, binds its seat: :func:`seating.take`), its
+    seats held for ``address``; a game of ``app`` when given (its id says so).
+    Raises :class:`IdempotentReplay` when a retry of the same keyed request made
+    it meanwhile (nothing held then)."""
+    game_id = new_game_id(app) if idem is None else keyed_game_id(idem.key_hash, app)
     turn_timeout = body.get("turn_timeout_seconds")
     autopilot_after = body.get("autopilot_after_missed_turns")
     if body["listed"]:  # strangers sit there: a timer, so that none can stall it
@@ -81,7 +87,10 @@ def create(
     hook_token = None if "webhook" not in body else _add_webhook(config, record, body["webhook"])
     hold = Hold(store, config, address)
     hold.take_new_game(record)  # refused over the address's caps (a listed game)
-    save = _Save(store, config, tokens, events, idem, hook_token, location)
+    player_ids = {
+        i: p["player_id"] for i, p in enumerate(body["players"]) if p.get("holder") is not None
+    }
+    save = _Save(store, config, tokens, events, idem, hook_token, location, player_ids)
     try:
         try:
             created = save(record)
@@ -89,7 +98,7 @@ def create(
             if idem is None:
                 raise
             # the key's record expired before the game it made: a new game, as for a new key
-            record.id = new_game_id()
+            record.id = new_game_id(app)
             hold.take_new_game(record)
             created = save(record)
     except BaseException:  # a replay too: the game its first request made holds the seats
@@ -122,6 +131,7 @@ class _Save:
     idem: Idempotency | None
     hook_token: str | None
     location: Callable[[str], str]
+    player_ids: dict[int, str]
 
     def __call__(self, record: GameRecord) -> Created:
         """Save ``record`` (with the answer to its request, for a keyed one); that
@@ -134,6 +144,7 @@ class _Save:
             "players": [
                 {"seat": s.seat, "name": s.name, "bot": s.bot}
                 | ({"token": self.tokens[s.seat]} if s.seat in self.tokens else {})
+                | ({"player_id": self.player_ids[s.seat]} if s.seat in self.player_ids else {})
                 for s in record.seats
                 if not s.is_open
             ],

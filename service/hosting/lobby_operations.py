@@ -24,6 +24,7 @@ from service.engine.rules import Game
 from service.hosting.record import GameRecord
 from service.hosting.refusals import GameCancelledError, GameStartedError, ResignedError
 from service.hosting.timers import AUTOPILOT_LEVEL
+from service.hosting.tokens import app_of_game
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +80,11 @@ def table_of(
     seats: int,
     turn_timeout: int | None,
     autopilot_after: int | None,
+    app: str | None = None,
 ) -> str:
     """The table a quick-join asks for, as a short stable name: games of the same
-    ruleset, effective options, seat count and timers share it.  Raises
+    ruleset, effective options, seat count and timers share it, and of the same
+    app (apps mode: an app's players meet only its games).  Raises
     :class:`~service.engine.errors.InvalidOptionError` (422) for bad options or seats.
 
     >>> table_of("classic", {}, 4, None, None) == table_of("classic", {}, 4, None, None)
@@ -91,7 +94,7 @@ def table_of(
     """
     options = Options.from_dict(overrides, base=preset(ruleset))
     Game(seats, options)  # validates the seat count and decks
-    return _table_name(ruleset, options.to_dict(), seats, turn_timeout, autopilot_after)
+    return _table_name(ruleset, options.to_dict(), seats, turn_timeout, autopilot_after, app)
 
 
 def record_table(record: GameRecord) -> str:
@@ -102,6 +105,7 @@ def record_table(record: GameRecord) -> str:
         len(record.seats),
         record.turn_timeout,
         record.autopilot_after,
+        app_of_game(record.id),
     )
 
 
@@ -114,6 +118,7 @@ def public_table(public: dict[str, Any]) -> str:
         len(public["players"]),
         timer["turn_timeout_seconds"],
         timer["autopilot_after_missed_turns"],
+        app_of_game(public["id"]),
     )
 
 
@@ -123,11 +128,13 @@ def _table_name(
     seats: int,
     turn_timeout: int | None,
     autopilot_after: int | None,
+    app: str | None = None,
 ) -> str:
     text = orjson.dumps(
         [ruleset, options, seats, turn_timeout, autopilot_after], option=orjson.OPT_SORT_KEYS
     )
-    return hashlib.sha256(text).hexdigest()[:20]
+    name = hashlib.sha256(text).hexdigest()[:20]
+    return name if app is None else f"{app}-{name}"
 
 
 def open_seats(record: GameRecord) -> int:

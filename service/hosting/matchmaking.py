@@ -48,6 +48,7 @@ from service.hosting import lobby_caps, seating
 from service.hosting.lobby_operations import LobbyTimers, table_of
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
+    AlreadySeatedError,
     ChangingTooFastError,
     HostingError,
     LobbyBusyError,
@@ -94,6 +95,10 @@ class Seeker:
     idem: Idempotency | None
     hold: lobby_caps.Hold
     location: Callable[[str], str]
+    app: str | None = None
+    """Apps mode: the app whose table it seeks at (its games only)."""
+    holder: str | None = None
+    """Apps mode: the player taking the seat (no token then: :func:`seating.take`)."""
 
 
 def quick_join(
@@ -104,11 +109,14 @@ def quick_join(
     *,
     address: str,
     location: Callable[[str], str],
+    app: str | None = None,
+    holder: str | None = None,
 ) -> tuple[dict[str, Any], Position]:
     """Seat the caller (at client ``address``) at a table of the kind ``body``
     asks for: the answer's body (``id``, ``seat``, ``token``, ``version``,
     ``status``, ``created``), and the game's last event then (its ETag's);
-    ``location(game_id)`` is the game's URL.
+    ``location(game_id)`` is the game's URL.  With ``app``, at that app's tables
+    only; with a player's ``holder``, the seat is that player's (no ``token``).
 
     With ``idem`` (the request's ``Idempotency-Key``) the seeks are named after the
     key, each ticket's game is noted under it before its seat is taken, and the
@@ -118,7 +126,7 @@ def quick_join(
         body["turn_timeout_seconds"], body["autopilot_after_missed_turns"]
     )
     body = {**body, "turn_timeout_seconds": turn, "autopilot_after_missed_turns": missed}
-    table = table_of(body["ruleset"], body["options"], body["seats"], turn, missed)
+    table = table_of(body["ruleset"], body["options"], body["seats"], turn, missed, app)
     if idem is not None:
         earlier = store.lobby.remembered(idem.key_hash)
         if earlier is not None:
@@ -128,7 +136,7 @@ def quick_join(
     hold = lobby_caps.Hold(store, config, address)
     hold.take_place()  # refused over the address's cap, before any seat is handed out
     try:
-        return _seat_at(Seeker(store, config, idem, hold, location), table, body)
+        return _seat_at(Seeker(store, config, idem, hold, location, app, holder), table, body)
     except NotDurable:  # the seat was taken (not confirmed yet): it counts
         raise
     except BaseException:
@@ -145,7 +153,14 @@ def _seat_at(seeker: Seeker, table: str, body: dict[str, Any]) -> tuple[dict[str
         live_since = time.time() - config.lobby_live_seconds
         name, keep = _name(config, idem, round_)
         ticket = lobby.seek(
-            table, lifetime, new_game_id(), body["seats"], name, keep, live_since, hold.may_list
+            table,
+            lifetime,
+            new_game_id(seeker.app),
+            body["seats"],
+            name,
+            keep,
+            live_since,
+            hold.may_list,
         )
         if ticket is None:  # it would list a new game, past the address's cap
             raise hold.listing_refused()
@@ -155,7 +170,7 @@ def _seat_at(seeker: Seeker, table: str, body: dict[str, Any]) -> tuple[dict[str
             return _take_seat(seeker, ticket, body)
         except NotDurable:  # the seat was taken: a retry with the key is answered it
             raise
-        except (StoreUnavailable, LobbyCapError, ChangingTooFastError):
+        except (StoreUnavailable, LobbyCapError, ChangingTooFastError, AlreadySeatedError):
             _give_back(seeker.store, table, ticket, lifetime)
             raise
         except (HostingError, GameNotFound):  # full, started or cancelled: not to offer
@@ -184,15 +199,13 @@ def _give_back(store: GameStore, table: str, ticket: Ticket, lifetime: float) ->
         pass  # the game's seat stays unoffered: it leaves the lobby when it expires
 
 
-def _answer(record: GameRecord, seat: int, token: str, version: int, new: bool) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "seat": seat,
-        "token": token,
-        "version": version,
-        "status": record.status,
-        "created": new,
-    }
+def _answer(
+    record: GameRecord, seat: int, token: str | None, version: int, new: bool
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": record.id, "seat": seat}
+    if token is not None:
+        out["token"] = token
+    return out | {"version": version, "status": record.status, "created": new}
 
 
 def _saved(seeker: Seeker, answer: dict[str, Any]) -> IdempotencyRecord | None:
@@ -212,7 +225,7 @@ def _make(
     its seat taken, in the one write that saves the answer under the request's
     key (so a retry after a write made but not confirmed replays it); the
     others make it with every seat open, and join it."""
-    players = [{"name": body["name"]}] if ticket.new else []
+    players = [{"name": body["name"], "holder": seeker.holder}] if ticket.new else []
     record, tokens, events = seating.create_record(
         players,
         body["seats"],
@@ -230,7 +243,7 @@ def _make(
     saved = None
     if ticket.new:
         seeker.hold.take_seat(record, 0, lists=True)
-        answer = _answer(record, 0, tokens[0], 1, True)
+        answer = _answer(record, 0, tokens.get(0), 1, True)
         saved = _saved(seeker, answer)
     try:
         written = create_game(seeker.store, seeker.config, record, events, saved)
@@ -247,7 +260,7 @@ def _take_seat(
     place of the place it held."""
 
     def step(version: int, record: GameRecord) -> tuple[Write, dict[str, Any]]:
-        seat, token, events = seating.join(record, body["name"])
+        seat, token, events = seating.join(record, body["name"], holder=seeker.holder)
         seeker.hold.take_seat(record, seat, lists=ticket.new)
         answer = _answer(record, seat, token, version + 1, ticket.new)
         return Write(events, snapshot(record, version + 1), _saved(seeker, answer)), answer

@@ -53,6 +53,10 @@ class GameCancelledError(HostingError):
     code = "GAME_CANCELLED"
 
 
+class AlreadySeatedError(HostingError):
+    code = "ALREADY_SEATED"
+
+
 class ResignedError(HostingError):
     code = "RESIGNED"
 

@@ -16,6 +16,7 @@ from service.engine.shuffle import new_seed, seed_from_client
 from service.hosting.bot_turns import check_bot_level
 from service.hosting.record import GameRecord, Seat
 from service.hosting.refusals import (
+    AlreadySeatedError,
     GameCancelledError,
     GameFullError,
     NoSuchSeatError,
@@ -23,7 +24,7 @@ from service.hosting.refusals import (
     SeatClaimedError,
     SeatTakenError,
 )
-from service.hosting.tokens import hash_token, new_game_id, new_token
+from service.hosting.tokens import PLAYER_HOLDER_PREFIX, hash_token, new_game_id, new_token
 
 
 def issue_token(seat: Seat) -> str:
@@ -32,6 +33,18 @@ def issue_token(seat: Seat) -> str:
     token = new_token()
     seat.token_hash = hash_token(token)
     return token
+
+
+def take(record: GameRecord, seat: Seat, holder: str | None) -> str | None:
+    """Give ``seat`` its holder: a new bearer token (returned, shown once), or the
+    player ``holder`` (:func:`service.hosting.players.player_holder`), who may hold
+    one seat of a game only (:class:`AlreadySeatedError`); no token then."""
+    if holder is None:
+        return issue_token(seat)
+    if record.seat_for_holder(holder) is not None:
+        raise AlreadySeatedError("this player holds a seat of this game already")
+    seat.token_hash = holder
+    return None
 
 
 def create_record(
@@ -47,7 +60,8 @@ def create_record(
     listed: bool = False,
 ) -> tuple[GameRecord, dict[int, str], list[Event]]:
     """A new game record (of id ``game_id``, default a new one), the tokens of its
-    human seats, and its first events.
+    human seats, and its first events.  A player given a ``holder`` (apps mode: the
+    player of an app) takes its seat as that player, with no token.
 
     Raises :class:`InvalidOptionError` (422) for bad options, seat counts or bots,
     and for a seeded game asked to be ``listed``.
@@ -93,15 +107,20 @@ def create_record(
         seat = record.seats[i]
         seat.name, seat.bot = player["name"], player.get("bot")
         if seat.bot is None:
-            tokens[i] = issue_token(seat)
+            token = take(record, seat, player.get("holder"))
+            if token is not None:
+                tokens[i] = token
         events.append(Event("player_joined", {"seat": i, "name": seat.name, "bot": seat.bot}))
     events += record.start_if_full()
     return record, tokens, events
 
 
-def join(record: GameRecord, name: str, seat: int | None = None) -> tuple[int, str, list[Event]]:
+def join(
+    record: GameRecord, name: str, seat: int | None = None, holder: str | None = None
+) -> tuple[int, str | None, list[Event]]:
     """Take ``seat`` of ``record``, or its lowest open seat: ``(seat, token,
-    events)``; deals round 1 when it was the last one."""
+    events)``; deals round 1 when it was the last one.  A player's ``holder`` takes
+    it as that player (no token: see :func:`take`)."""
     if record.cancelled:
         raise GameCancelledError("this game was cancelled: its last player left")
     if seat is not None:
@@ -115,20 +134,24 @@ def join(record: GameRecord, name: str, seat: int | None = None) -> tuple[int, s
         if not open_seats:
             raise GameFullError("every seat is taken")
         chosen = open_seats[0]
+    token = take(record, chosen, holder)
     chosen.name = name
-    token = issue_token(chosen)
     events = [Event("player_joined", {"seat": chosen.seat, "name": name, "bot": None})]
     return chosen.seat, token, events + record.start_if_full()
 
 
-def claim_reserved(record: GameRecord, old_token: str) -> tuple[int, str, list[Event]]:
-    """Claim the rematch seat reserved for the holder of ``old_token`` (its token
-    in the finished game): ``(seat, new token, events)``."""
-    digest = hash_token(old_token)
+def claim_reserved(record: GameRecord, holder: str) -> tuple[int, str | None, list[Event]]:
+    """Claim the rematch seat reserved for ``holder`` (the hash of its token in the
+    finished game, or its player's holder): ``(seat, new token, events)``; a
+    player's seat gets no token (its player's credentials act for it)."""
     for seat in record.seats:
-        if seat.reserved_for == digest:
-            seat.reserved_for, seat.claimed_with = None, digest
-            token = issue_token(seat)
+        if seat.reserved_for == holder:
+            seat.reserved_for, seat.claimed_with = None, holder
+            token = None
+            if holder.startswith(PLAYER_HOLDER_PREFIX):
+                seat.token_hash = holder
+            else:
+                token = issue_token(seat)
             events = [Event("player_joined", {"seat": seat.seat, "name": seat.name, "bot": None})]
             return seat.seat, token, events + record.start_if_full()
     if any(s.token_hash is not None for s in record.seats):

@@ -28,14 +28,59 @@ def new_token() -> str:
     return _urlsafe(TOKEN_BYTES)
 
 
+PLAYER_HOLDER_PREFIX = "p:"
+"""How the holder of a seat bound to a player begins (never a token's hash, which is
+hex: :func:`service.hosting.players.player_holder`)."""
+
+
 def hash_token(token: str) -> str:
     """Only this hash of a token is ever stored."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def new_game_id() -> str:
-    """An unguessable game id (128 random bits)."""
-    return _urlsafe(16)
+APP_ID_LENGTH = 10
+"""An app's id: this many lowercase letters and digits (:mod:`service.hosting.apps`)."""
+
+APP_ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def is_app_id(text: str) -> bool:
+    """Whether ``text`` is shaped like an app's id.
+
+    >>> is_app_id("a1b2c3d4e5"), is_app_id("A1b2c3d4e5"), is_app_id("a1b2")
+    (True, False, False)
+    """
+    return len(text) == APP_ID_LENGTH and all(c in APP_ID_ALPHABET for c in text)
+
+
+def new_game_id(app: str | None = None) -> str:
+    """An unguessable game id (128 random bits); a game of ``app`` has its id
+    first (:func:`app_of_game`)."""
+    return in_app(app, _urlsafe(16))
+
+
+def in_app(app: str | None, game_id: str) -> str:
+    """``game_id`` as the id of a game of ``app`` (None: of no app).
+
+    >>> in_app("a1b2c3d4e5", "x" * 22)[:11], in_app(None, "xyz")
+    ('a1b2c3d4e5-', 'xyz')
+    """
+    return game_id if app is None else f"{app}-{game_id}"
+
+
+def app_of_game(game_id: str) -> str | None:
+    """The app whose game ``game_id`` is, None for a game of no app (made in open
+    mode).  A game's app is part of its id, so that every request, the hottest
+    too, knows it without reading the game: the ids the service makes are 22
+    characters alone, or an app's id, ``-`` and 22 characters (33).
+
+    >>> app_of_game(new_game_id("a1b2c3d4e5")), app_of_game(new_game_id())
+    ('a1b2c3d4e5', None)
+    """
+    if len(game_id) != APP_ID_LENGTH + 23 or game_id[APP_ID_LENGTH] != "-":
+        return None
+    app = game_id[:APP_ID_LENGTH]
+    return app if is_app_id(app) else None
 
 
 def rematch_game_id(game_id: str) -> str:
@@ -47,11 +92,13 @@ def rematch_game_id(game_id: str) -> str:
     True
     >>> len(rematch_game_id("abc"))
     22
+    >>> app_of_game(rematch_game_id(new_game_id("a1b2c3d4e5")))
+    'a1b2c3d4e5'
     """
-    return _derived_id(f"rematch\0{game_id}")
+    return in_app(app_of_game(game_id), _derived_id(f"rematch\0{game_id}"))
 
 
-def keyed_game_id(key_hash: str) -> str:
+def keyed_game_id(key_hash: str, app: str | None = None) -> str:
     """The id of the game created by the request whose ``Idempotency-Key`` has the
     hash ``key_hash``: a retry of that request finds the game, and the answer saved
     with it, under the same id.  As unguessable as the key (which must be random).
@@ -59,7 +106,7 @@ def keyed_game_id(key_hash: str) -> str:
     >>> keyed_game_id("ab") == keyed_game_id("ab") != rematch_game_id("ab")
     True
     """
-    return _derived_id(f"created\0{key_hash}")
+    return in_app(app, _derived_id(f"created\0{key_hash}"))
 
 
 def _derived_id(text: str) -> str:

@@ -44,6 +44,7 @@ from redis.commands.core import Script
 
 from service.config import Config
 from service.store import budget, keys
+from service.store.app_registry import AppRegistry
 from service.store.durability import Command, Durability, check_support, send_durably
 from service.store.failures import translate_errors
 from service.store.game_reads import REPLAY_HEAD, GameReads, Written, last_event
@@ -123,6 +124,8 @@ class GameStore(GameReads, TicketStore):
         """The lobby's index of listed games (:mod:`service.store.lobby_index`)."""
         self.holds = AddressHolds(lambda: self.client)
         """What each client address holds in the lobby (:mod:`service.store.holds`)."""
+        self.apps = AppRegistry(lambda: self.client)
+        """Apps and their players (:mod:`service.store.app_registry`)."""
         if client is not None:
             self._bind(client)
 

@@ -260,3 +260,30 @@ def address_key(address: str, part: str) -> str:
     """
     digest = hashlib.sha256(address.encode()).hexdigest()[:32]
     return f"{PREFIX}:addr:{{{digest}}}:{part}"
+
+
+APPS = f"{PREFIX}:apps"
+"""Set: the id of every app (:mod:`service.store.app_registry`), for listing them."""
+
+
+def app_key(app_id: str) -> str:
+    """String: an app's record (versioned JSON: name, key hashes, revoked), one slot
+    per app.
+
+    >>> app_key("a1b2c3d4e5")
+    't13:app:{a1b2c3d4e5}'
+    """
+    return f"{PREFIX}:app:{{{app_id}}}"
+
+
+def player_key(tag: str, part: str = "") -> str:
+    """A key of one player of one app, tagged by a hash of both
+    (:func:`service.hosting.players.player_tag`): ``""`` the hash of the player's
+    tokens (field ``t:<token hash>``) and its bar, ``games`` the sorted set of the
+    games where it holds a seat.
+
+    >>> player_key("ab12"), player_key("ab12", "games")
+    ('t13:player:{ab12}', 't13:player:{ab12}:games')
+    """
+    base = f"{PREFIX}:player:{{{tag}}}"
+    return f"{base}:{part}" if part else base

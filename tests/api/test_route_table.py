@@ -46,6 +46,7 @@ def test_each_declared_limit_is_counted_before_the_request_is_read(
     app = make_app(redis_url, RATE_LIMITS="true", FAST_LANE=lane, **ONE_PER_HOUR)
     client = app.test_client()
     path = route.template.replace("<game_id:game_id>", "unknown-game")
+    path = path.replace("<player_id:player_id>", "some-player")
     # an address of its own: the limits of the other cases are counted apart
     environ = {"REMOTE_ADDR": f"10.0.{len(LIMITED)}.{LIMITED.index((route, method, limited))}"}
     headers = {"Authorization": "Bearer some-token", "Content-Type": "application/json"}

@@ -22,6 +22,7 @@ from service.api.schemas.fields import (
 from service.api.schemas.webhook_schemas import WebhookIn
 from service.engine.options import OPTION_SPECS, Options
 from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS, Game
+from service.hosting.players import PLAYER_ID_PATTERN
 from service.store.history import Position
 
 
@@ -79,8 +80,21 @@ CREATE_GAME_EXAMPLE = {
 }
 
 
+def player_id_field() -> fields.String:
+    """A seat's ``player_id`` (apps mode)."""
+    return fields.String(
+        validate=validate.Regexp(f"^{PLAYER_ID_PATTERN}$"),
+        metadata={
+            "description": "Apps mode, an app's secret key only: the app's id of the user "
+            "who takes this seat. Every credential of that player acts for the seat; no "
+            "token is returned for it (docs/AUTH.md)"
+        },
+    )
+
+
 class PlayerIn(Schema):
     name = Name(required=True)
+    player_id = player_id_field()
     bot = enums.bot_level(  # checked by the engine (INVALID_OPTION)
         checked=False,
         allow_none=True,
@@ -124,6 +138,7 @@ class CreateGameIn(Schema):
 
 class JoinIn(Schema):
     name = Name(required=True)
+    player_id = player_id_field()
     seat = integer(
         validate=validate.Range(0, MAX_PLAYERS - 1),
         metadata={"description": "The open seat to take; default the lowest one"},

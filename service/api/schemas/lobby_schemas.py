@@ -102,7 +102,12 @@ class QuickJoinIn(Schema):
 class QuickJoinOut(Schema):
     id = fields.String(required=True)
     seat = fields.Integer(required=True)
-    token = fields.String(required=True, metadata={"description": "Bearer token; shown only once"})
+    token = fields.String(
+        metadata={
+            "description": "Bearer token; shown only once. Absent for a player's seat (apps "
+            "mode): every credential of that player acts for it"
+        }
+    )
     version = fields.Integer(required=True)
     status = enums.game_status(required=True)
     created = fields.Boolean(

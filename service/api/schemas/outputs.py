@@ -21,7 +21,14 @@ class SeatOut(Schema):
     seat = fields.Integer(required=True)
     name = fields.String(required=True)
     bot = bot_level(required=True, allow_none=True)
-    token = fields.String(metadata={"description": "Bearer token of a human seat; shown only once"})
+    token = fields.String(
+        metadata={
+            "description": "Bearer token of a human seat not bound to a player; shown only once"
+        }
+    )
+    player_id = fields.String(
+        metadata={"description": "Apps mode: the player holding the seat (then no token)"}
+    )
 
 
 class CreateGameOut(Schema):
@@ -39,7 +46,13 @@ class CreateGameOut(Schema):
 
 class JoinOut(Schema):
     seat = fields.Integer(required=True)
-    token = fields.String(required=True, metadata={"description": "Bearer token; shown only once"})
+    token = fields.String(
+        metadata={
+            "description": "Bearer token; shown only once. Absent for a seat taken by a player "
+            "(apps mode: `player_id`): every credential of that player acts for it"
+        }
+    )
+    player_id = fields.String(metadata={"description": "Apps mode: the player taking the seat"})
     version = fields.Integer(required=True)
     status = game_status(required=True)
 

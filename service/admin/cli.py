@@ -1,0 +1,157 @@
+"""``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key``: the apps of
+``AUTH_MODE=apps``, managed by the operator against the service's Redis.
+
+Reads the same environment as the server (``REDIS_URL``, ``REDIS_CLUSTER``,
+``REDIS_SENTINELS``...: docs/CONFIGURATION.md).  A secret key is printed once, when
+made (``create``, ``rotate``); only its hash is stored.  ``--json`` prints one
+JSON object, for scripts.  Exit status: 0 done, 1 refused (no such app...), 2 usage
+or configuration error.
+
+    three-thirteen-admin apps create "My game"
+    three-thirteen-admin apps list
+    three-thirteen-admin apps rotate <app id> --overlap 3600
+    three-thirteen-admin apps revoke <app id>
+    three-thirteen-admin apps add-key <app id> <kid> --alg EdDSA --public-key key.pem
+    three-thirteen-admin apps remove-key <app id> <kid>
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from service.config import Config
+from service.hosting import apps, player_jwts
+from service.store import StoreUnavailable, connect
+from service.store.app_registry import AppRegistry
+
+DEFAULT_OVERLAP_SECONDS = 86400
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="three-thirteen-admin",
+        description="Manage the apps of AUTH_MODE=apps (docs/AUTH.md).",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    groups = parser.add_subparsers(dest="group", required=True)
+    app_commands = groups.add_parser("apps", help="apps and their secret keys").add_subparsers(
+        dest="command", required=True
+    )
+    create = app_commands.add_parser("create", help="a new app and its secret key (shown once)")
+    create.add_argument("name", help="the app's name (1 to 100 characters)")
+    app_commands.add_parser("list", help="every app (no keys: they are not stored)")
+    rotate = app_commands.add_parser(
+        "rotate", help="a new secret key (shown once); the current ones expire after --overlap"
+    )
+    rotate.add_argument("app_id")
+    rotate.add_argument(
+        "--overlap",
+        type=float,
+        default=DEFAULT_OVERLAP_SECONDS,
+        help=f"seconds the current keys stay valid (default {DEFAULT_OVERLAP_SECONDS}; 0: none)",
+    )
+    revoke = app_commands.add_parser(
+        "revoke", help="refuse the app's keys, its players' tokens and its games from now on"
+    )
+    revoke.add_argument("app_id")
+    add_key = app_commands.add_parser(
+        "add-key", help="register a public key the app signs player JWTs with"
+    )
+    add_key.add_argument("app_id")
+    add_key.add_argument("kid", help="the key's id, as the JWTs' header names it")
+    add_key.add_argument("--alg", required=True, choices=player_jwts.ALGORITHMS)
+    add_key.add_argument(
+        "--public-key", required=True, type=Path, help="a PEM file of the public key"
+    )
+    remove_key = app_commands.add_parser("remove-key", help="forget one of the app's JWT keys")
+    remove_key.add_argument("app_id")
+    remove_key.add_argument("kid")
+    return parser
+
+
+def _when(at: float | None) -> str:
+    return "-" if at is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+
+def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """Carry out ``args`` on ``registry``: ``(JSON answer, lines of text)``."""
+    now = time.time()
+    if args.command == "create":
+        app, key = apps.create_app_record(registry, args.name)
+        out = {"id": app.id, "name": app.name, "key": key}
+        return out, [
+            f"app {app.id} ({app.name}) created",
+            f"secret key (shown once; keep it on your backend): {key}",
+        ]
+    if args.command == "list":
+        found = [app.summary(now) for app in apps.list_apps(registry)]
+        lines = [
+            f"{a['id']}  {a['name']}  created {_when(a['created'])}  "
+            + (f"revoked {_when(a['revoked'])}" if a["revoked"] else f"{len(a['keys'])} key(s)")
+            for a in found
+        ]
+        return {"apps": found}, lines or ["no apps"]
+    if args.command == "rotate":
+        app, key = apps.rotate(registry, args.app_id, args.overlap)
+        expiring = [k.expires for k in app.keys[:-1] if k.expires is not None]
+        latest = max(expiring, default=None)
+        rotated = {"id": app.id, "key": key, "previous_keys_expire": latest}
+        until = _when(latest)
+        return rotated, [
+            f"app {app.id}: new secret key (shown once): {key}",
+            f"the previous keys stay valid until {until}",
+        ]
+    if args.command == "add-key":
+        try:
+            pem = args.public_key.read_text()
+            public = player_jwts.check_key(args.kid, args.alg, pem)
+        except (OSError, player_jwts.JwtKeyError) as exc:
+            raise apps.AppError(str(exc)) from None
+        app = apps.set_jwt_key(registry, args.app_id, public.kid, public.to_dict())
+        return {"id": app.id, "kid": public.kid, "alg": public.alg}, [
+            f"app {app.id}: JWT key {public.kid!r} ({public.alg}) registered"
+        ]
+    if args.command == "remove-key":
+        app = apps.set_jwt_key(registry, args.app_id, args.kid, None)
+        return {"id": app.id, "kid": args.kid}, [f"app {app.id}: JWT key {args.kid!r} removed"]
+    app = apps.revoke(registry, args.app_id)
+    return {"id": app.id, "revoked": app.revoked}, [f"app {app.id} revoked"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        config = Config.from_env()
+    except ValueError as exc:
+        print(f"three-thirteen-admin: {exc}", file=sys.stderr)
+        return 2
+    if config.embedded_store:
+        print(
+            "three-thirteen-admin: set REDIS_URL to the service's Redis "
+            "(apps need a Redis the server shares)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        client = connect(config)
+        try:
+            answer, lines = run(AppRegistry(lambda: client), args)
+        finally:
+            client.close()
+    except apps.AppError as exc:
+        print(f"three-thirteen-admin: {exc}", file=sys.stderr)
+        return 1
+    except StoreUnavailable as exc:
+        print(f"three-thirteen-admin: Redis unavailable: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(orjson.dumps(answer).decode() + "\n")
+    else:
+        print("\n".join(lines))
+    return 0

@@ -1,0 +1,133 @@
+"""Players over HTTP (``AUTH_MODE=apps``): an app's backend mints and revokes its
+players' tokens and bars players; a player lists its games.  Who may call each is
+the route table's (:mod:`service.api.access`); in open mode they answer 404."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response
+from flask.views import MethodView
+
+from service.api.auth import principal
+from service.api.blueprint import Blueprint, document_errors
+from service.api.context import call, store
+from service.api.problems import ApiError
+from service.api.responses import json_response
+from service.api.schemas import player_schemas as schemas
+from service.hosting import player_games, players
+
+blp = Blueprint(
+    "players",
+    __name__,
+    url_prefix="/v1",
+    description="Apps mode: players' tokens (an app's backend) and a player's games",
+)
+
+APP_KEY: list[dict[str, list[str]]] = [{"appKey": []}]
+PLAYER_TOKEN: list[dict[str, list[str]]] = [{"playerToken": []}]
+
+ERRORS_APP = {
+    401: "Missing, unknown, revoked or expired credential",
+    403: "Not an app's secret key, or a barred player",
+    404: "Not in apps mode",
+}
+
+
+def _apps_mode() -> tuple[str, str | None]:
+    """The app (and player) of the request's credential; 404 in open mode."""
+    found = principal() if call().services.apps is not None else None
+    if found is None or found.app is None:
+        raise ApiError("NOT_FOUND", "players exist in apps mode only (AUTH_MODE=apps)")
+    return found.app, None if found.player is None else found.player.id
+
+
+class PlayerTokens(MethodView):
+    @blp.doc(operationId="mintPlayerToken", security=APP_KEY)
+    @blp.arguments(schemas.PlayerTokenIn(), example={"name": "ann", "lifetime_seconds": 86400})
+    @blp.response(201, schemas.PlayerTokenOut)
+    @document_errors(
+        blp,
+        {**ERRORS_APP, 422: "Invalid name or lifetime"},
+        "INVALID_CREDENTIAL",
+        "PLAYER_BARRED",
+        "VALIDATION_ERROR",
+    )
+    def post(self, body: dict[str, Any], player_id: str) -> Response:
+        """Mint a player token
+
+        A bearer token for the app's user `player_id` (the app's own id for them),
+        shown once: the player's credential on every device, for every seat the
+        player holds, until it expires or the app revokes it. Needs the app's
+        secret key; refused for a barred player.
+        """
+        app, _player = _apps_mode()
+        try:
+            token, expires = players.mint(
+                store().apps, app, player_id, body["name"], body["lifetime_seconds"]
+            )
+        except players.PlayerError as exc:
+            raise ApiError("PLAYER_BARRED", str(exc)) from None
+        return json_response({"player_id": player_id, "token": token, "expires_at": expires}, 201)
+
+    @blp.doc(operationId="revokePlayerTokens", security=APP_KEY)
+    @blp.response(200, schemas.RevokedOut)
+    @document_errors(blp, ERRORS_APP, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED")
+    def delete(self, player_id: str) -> Response:
+        """Revoke a player's tokens
+
+        Every token of the player is refused from the next request on, on every
+        instance. The player's seats stay the player's: a new token acts for them.
+        """
+        app, _player = _apps_mode()
+        revoked = players.revoke_all(store().apps, app, player_id)
+        return json_response({"player_id": player_id, "revoked": revoked})
+
+
+class PlayerBar(MethodView):
+    @blp.doc(operationId="barPlayer", security=APP_KEY)
+    @blp.response(200, schemas.BarOut)
+    @document_errors(blp, ERRORS_APP, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED")
+    def put(self, player_id: str) -> Response:
+        """Bar a player
+
+        Revokes the player's tokens and refuses new ones, and seats for the
+        player, until the bar is lifted.
+        """
+        app, _player = _apps_mode()
+        revoked = players.set_barred(store().apps, app, player_id, True)
+        return json_response({"player_id": player_id, "barred": True, "revoked": revoked})
+
+    @blp.doc(operationId="unbarPlayer", security=APP_KEY)
+    @blp.response(200, schemas.BarOut)
+    @document_errors(blp, ERRORS_APP, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED")
+    def delete(self, player_id: str) -> Response:
+        """Lift a player's bar
+
+        New tokens may be minted for the player again.
+        """
+        app, _player = _apps_mode()
+        revoked = players.set_barred(store().apps, app, player_id, False)
+        return json_response({"player_id": player_id, "barred": False, "revoked": revoked})
+
+
+class MyGames(MethodView):
+    @blp.doc(operationId="listMyGames", security=PLAYER_TOKEN)
+    @blp.response(200, schemas.MyGamesOut)
+    @document_errors(
+        blp,
+        {401: "Missing, unknown, revoked or expired token", 403: "Not a player's token"},
+        "INVALID_CREDENTIAL",
+        "CREDENTIAL_NOT_ALLOWED",
+    )
+    def get(self) -> Response:
+        """The player's games
+
+        The games where the player holds a seat -- waiting, playing, or finished
+        until they expire -- with the seat: a second device resumes every game.
+        Needs the player's token.
+        """
+        app, player_id = _apps_mode()
+        if player_id is None:
+            raise ApiError("CREDENTIAL_NOT_ALLOWED", "this needs a player's token")
+        return json_response({"games": player_games.my_games(store(), app, player_id)})

@@ -1,0 +1,58 @@
+"""``three-thirteen-admin apps ...`` against the test Redis (its ``main``, in process)."""
+
+from __future__ import annotations
+
+import time
+
+import orjson
+import pytest
+
+from service.admin.cli import main
+from service.hosting import apps
+
+
+@pytest.fixture
+def admin(redis_client, redis_url, monkeypatch, capsys):
+    monkeypatch.setenv("REDIS_URL", redis_url)
+
+    def run(*args: str, status: int = 0) -> dict:
+        assert main(["--json", *args]) == status
+        out = capsys.readouterr().out
+        return orjson.loads(out) if out else {}
+
+    return run
+
+
+def test_create_list_rotate_revoke(admin, store):
+    made = admin("apps", "create", "My game")
+    key = made["key"]
+    assert key.startswith("t13_sk_" + made["id"] + "_") and len(key) >= 7 + 10 + 1 + 43
+    record = apps.load(store.apps, made["id"])
+    assert key not in record.to_bytes().decode()  # only its hash is stored
+    assert record.accepts(key, time.time())
+    listed = admin("apps", "list")["apps"]
+    assert [(a["id"], a["name"], len(a["keys"])) for a in listed] == [(made["id"], "My game", 1)]
+    rotated = admin("apps", "rotate", made["id"], "--overlap", "60")
+    record = apps.load(store.apps, made["id"])
+    now = time.time()
+    assert record.accepts(key, now) and record.accepts(rotated["key"], now)
+    assert not record.accepts(key, now + 61)  # the overlap over: the old key expired
+    assert record.accepts(rotated["key"], now + 61)
+    admin("apps", "revoke", made["id"])
+    record = apps.load(store.apps, made["id"])
+    assert not record.accepts(rotated["key"], time.time())
+    assert admin("apps", "list")["apps"][0]["revoked"] is not None
+
+
+def test_unknown_apps_and_bad_names_are_refused(redis_client, redis_url, monkeypatch, capsys):
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    assert main(["apps", "rotate", "nosuchapp0"]) == 1
+    assert "no app 'nosuchapp0'" in capsys.readouterr().err
+    assert main(["apps", "create", " "]) == 1
+    assert "name" in capsys.readouterr().err
+
+
+def test_without_redis_url_it_says_so(monkeypatch, capsys):
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    assert main(["apps", "list"]) == 2
+    assert "REDIS_URL" in capsys.readouterr().err

@@ -1,0 +1,85 @@
+"""Apps mode on a real Redis Cluster, two gunicorn instances: the operator's command
+against the cluster, a game an app's backend creates played to its end by players
+from two devices, every request to the other instance than the last, another app
+refused, and a revocation honoured by both instances within a second."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from harness.gunicorn_server import GunicornServer
+from harness.live_game import choose
+from harness.redis_cluster import start_cluster
+from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
+from tests.apps.test_two_instances import admin, bearer, refused_within
+
+pytestmark = pytest.mark.skipif(redis_server_binary() is None, reason=INSTALL_HINT)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[list[RedisServer]]:
+    with start_cluster(3) as servers:
+        yield servers
+
+
+@pytest.fixture(scope="module")
+def instances(cluster: list[RedisServer]) -> Iterator[list[GunicornServer]]:
+    servers: list[GunicornServer] = []
+    try:
+        for node in cluster[:2]:
+            env = {"REDIS_URL": node.url, "REDIS_CLUSTER": "true", "AUTH_MODE": "apps"}
+            servers.append(GunicornServer(env))
+            servers[-1].start()
+        yield servers
+    finally:
+        for server in servers:
+            server.cleanup()
+
+
+def test_a_game_of_an_app_played_across_a_cluster(cluster, instances):
+    url = cluster[2].url
+    app = admin(url, "apps", "create", "cards", env={"REDIS_CLUSTER": "true"})
+    other = admin(url, "apps", "create", "other", env={"REDIS_CLUSTER": "true"})
+    bases = itertools.cycle([server.url for server in instances])
+
+    def call(method: str, path: str, token: str, **kwargs: Any) -> requests.Response:
+        return requests.request(
+            method, next(bases) + path, headers=bearer(token), timeout=10, **kwargs
+        )
+
+    players = [{"name": "ann", "player_id": "u1"}, {"name": "bob", "player_id": "u2"}]
+    body = {"players": players, "options": {"max_turns_per_round": 4}}
+    created = call("POST", "/v1/games", app["key"], json=body).json()
+    game = f"/v1/games/{created['id']}"
+    devices = {
+        seat: [
+            call("POST", f"/v1/players/{pid}/tokens", app["key"], json={"name": pid}).json()[
+                "token"
+            ]
+            for _ in range(2)
+        ]
+        for seat, pid in ((0, "u1"), (1, "u2"))
+    }
+    assert call("GET", game, other["key"]).status_code == 404
+    for sent in range(1000):
+        public = call("GET", game, app["key"]).json()
+        if public["status"] == "finished":
+            break
+        seat = public["round"]["turn"]
+        token = devices[seat][sent % 2]
+        view = call("GET", game + "/view", token).json()
+        moved = call("POST", game + "/moves", token, json=choose(view))
+        assert moved.status_code == 200, moved.text
+    assert public["status"] == "finished"
+    for token in devices[0]:
+        [mine] = call("GET", "/v1/me/games", token).json()["games"]
+        assert (mine["id"], mine["seat"], mine["status"]) == (created["id"], 0, "finished")
+    assert call("DELETE", "/v1/players/u2/tokens", app["key"]).json()["revoked"] == 2
+    for server in instances:
+        for token in devices[1]:
+            assert refused_within(server.url + game + "/view", bearer(token), 1.0) < 1.0
