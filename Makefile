@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-ab bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks bench-botplay openapi docs soak clean
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
@@ -59,8 +59,12 @@ openapi: install ## regenerate openapi/openapi.json from the app
 sdk: install ## the Python and TypeScript clients, generated from openapi/openapi.json, into build/sdk/ (needs npm)
 	$(PY) sdk/build.py
 
-bench-bots: install ## bot decision times and strength tables (about 20 minutes here, 50 on a slower machine)
+bench-bots: install ## bot decision times and strength tables, expert included (about 80 minutes on 2 idle CPUs)
 	$(PY) bench/bots_bench.py --strength
+
+BOTS_EXPERT ?= --games 100 --games-4p 160 --jobs 2
+bench-bots-expert: install ## only the expert's tables (2 players against basic and strong, 4 players) and its decision times: make bench-bots-expert BOTS_EXPERT="--games 100 --games-4p 160"
+	$(PY) bench/bots_bench.py --only-expert $(BOTS_EXPERT)
 
 bench-http: install ## HTTP throughput, with its ratio to a plain Flask ceiling (5 to 8 min)
 	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \

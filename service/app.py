@@ -26,6 +26,7 @@ from service.api.schemas import (
 from service.api.schemas.fields import component_property
 from service.api.spec import finalize_spec
 from service.api.stream_caps import StreamCaps
+from service.bots import expert
 from service.config import Config
 from service.engine.solver import switch as solver_switch
 from service.hosting.apps import AppDirectory
@@ -134,6 +135,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     config = config or Config.from_env()
     logs.configure(config.log_level)
     solver_switch.use_c(config.solver == "C")
+    expert.use_samples(config.bot_expert_samples)
     if config.redis_url is None:
         log.warning(
             "REDIS_URL is not set: games live in an embedded in-process store "

@@ -2,11 +2,13 @@
 :func:`service.engine.view.observe`, the same function the API uses) and
 returns one of the moves listed in ``view["legal_moves"]``.
 
-Levels: ``random`` (any legal move), ``basic`` (greedy on its own hand) and
+Levels: ``random`` (any legal move), ``basic`` (greedy on its own hand),
 ``strong`` (expected value over the unseen cards, card tracking, avoids
-feeding the next player).  Every brain is ``decide(view, rng, history=None)``;
-``history`` is an optional list of the game's PUBLIC events (the dicts of the
-events endpoint), which ``strong`` uses to track the discard pile.
+feeding the next player) and ``expert`` (``strong``'s knowledge, the hidden
+cards sampled and each candidate move played out to the end of the round).
+Every brain is ``decide(view, rng, history=None)``; ``history`` is an optional
+list of the game's PUBLIC events (the dicts of the events endpoint), which
+``strong`` and ``expert`` use to track the discard pile.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Any, Protocol
 
-from service.bots import basic, random_bot, strong
+from service.bots import basic, expert, random_bot, strong
 from service.engine.moves import Move
 
 
@@ -31,9 +33,10 @@ BRAINS: dict[str, Brain] = {
     "random": random_bot.decide,
     "basic": basic.decide,
     "strong": strong.decide,
+    "expert": expert.decide,
 }
 LEVELS: tuple[str, ...] = tuple(BRAINS)
-TRACKING: frozenset[str] = frozenset({"strong"})
+TRACKING: frozenset[str] = frozenset({"strong", "expert"})
 """Levels that use the public event history when the caller can supply it."""
 
 

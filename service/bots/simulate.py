@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service import bots
+from service.bots import expert
 from service.bots.turn_rng import turn_rng
 from service.engine.game_events import Event
 from service.engine.moves import Move
@@ -51,7 +52,8 @@ class SimulatedGame:
     deal: int = 0  # games of one deal share their cards (duplicate format)
 
 
-def _public(events: list[Event]) -> list[dict[str, Any]]:
+def public_events(events: list[Event]) -> list[dict[str, Any]]:
+    """The public ``events`` as the events endpoint shows them (a bot's history)."""
     return [e.to_dict() for e in events if e.is_public]
 
 
@@ -66,7 +68,7 @@ def play_game(
     """Play one game between bots of ``levels`` (seat order); ``seed`` is hex."""
     game = Game(len(levels), options)
     state, events = State.start(game, seed)
-    public = _public(events)
+    public = public_events(events)
     shuffler = Shuffler.from_hex(seed)
     times: list[tuple[str, int, float]] = []
     while state.round is not None:
@@ -78,7 +80,7 @@ def play_game(
         move: Move = bots.decide(level, view, rng, public if history else None)
         if timed:
             times.append((level, len(view["hand"]), time.perf_counter() - start))
-        public.extend(_public(state.apply(seat, move)))
+        public.extend(public_events(state.apply(seat, move)))
     return SimulatedGame(tuple(levels), list(state.totals), list(state.winners), times)
 
 
@@ -93,8 +95,9 @@ def seating(levels: Sequence[str], index: int) -> tuple[str, ...]:
     return tuple(levels[k:]) + tuple(levels[:k])
 
 
-def _play_one(job: tuple[tuple[str, ...], Options, str, bool, int]) -> SimulatedGame:
-    levels, options, seed, timed, deal = job
+def _play_one(job: tuple[tuple[str, ...], Options, str, bool, int, int]) -> SimulatedGame:
+    levels, options, seed, timed, deal, samples = job
+    expert.use_samples(samples)  # a spawned worker starts from the default
     outcome = play_game(levels, options, seed, timed=timed)
     outcome.deal = deal
     return outcome
@@ -116,7 +119,7 @@ def run_games(
     multiple of the number of seats."""
     n = len(levels)
     work = [
-        (seating(levels, i % n), options, game_seed(seed, i // n), timed, i // n)
+        (seating(levels, i % n), options, game_seed(seed, i // n), timed, i // n, expert.samples())
         for i in range(games)
     ]
     if jobs <= 1:
@@ -267,6 +270,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="option override (repeatable)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument(
+        "--expert-samples",
+        type=int,
+        default=None,
+        help="the expert level's samples per decision (default: BOT_EXPERT_SAMPLES's default)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     return parser
 
@@ -290,6 +299,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.games < 1:
         print("error: --games must be at least 1", file=sys.stderr)
         return 2
+    if args.expert_samples is not None:
+        try:
+            expert.use_samples(args.expert_samples)
+        except ValueError as exc:
+            print(f"error: --expert-samples: {exc}", file=sys.stderr)
+            return 2
     started = time.perf_counter()
     progress = _Progress(args.games, args.quiet)
     outcomes = []

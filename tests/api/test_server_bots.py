@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from service import bots
 from tests.api.conftest import create_game
 from tests.api.test_play import choose
@@ -40,16 +42,17 @@ def test_one_human_three_bots_one_move_request_per_human_move(client):
     assert {e["seat"] for e in bot_events} == {1, 2, 3}
 
 
-def test_strong_bot_gets_public_history_only(client, monkeypatch):
+@pytest.mark.parametrize("level", sorted(bots.TRACKING))
+def test_tracking_bots_get_public_history_only(client, monkeypatch, level):
     seen: list[list[dict]] = []
-    real = bots.BRAINS["strong"]
+    real = bots.BRAINS[level]
 
     def spy(view, rng, history=None):
         seen.append(history)
         return real(view, rng, history)
 
-    monkeypatch.setitem(bots.BRAINS, "strong", spy)
-    game = create_game(client, [{"name": "me"}, {"name": "s", "bot": "strong"}], seed="spy")
+    monkeypatch.setitem(bots.BRAINS, level, spy)
+    game = create_game(client, [{"name": "me"}, {"name": "s", "bot": level}], seed="spy")
     view = game.view(0)
     for _ in range(6):
         if view["status"] == "finished":
@@ -57,7 +60,7 @@ def test_strong_bot_gets_public_history_only(client, monkeypatch):
         assert game.move(0, choose(view)).status_code == 200
         view = game.turn_of(0)
     histories = [h for h in seen if h is not None]
-    assert histories, "the strong bot was given the game's history"
+    assert histories, f"the {level} bot was given the game's history"
     for history in histories:
         assert all(not e.get("private") for e in history)
         assert not any(e["type"] == "dealt" for e in history)

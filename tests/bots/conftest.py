@@ -7,6 +7,20 @@ from collections.abc import Iterator
 import pytest
 
 from harness.gunicorn_server import GunicornServer
+from service.bots import expert
+
+
+@pytest.fixture
+def few_expert_samples() -> Iterator[None]:
+    """The expert level with 4 samples a decision: its code paths all run (a sample
+    count changes how well it plays, not what it may see or play), at a tenth of
+    the cost, for the tests that play many positions with every level."""
+    before = expert.samples()
+    expert.use_samples(4)
+    try:
+        yield
+    finally:
+        expert.use_samples(before)
 
 
 @pytest.fixture

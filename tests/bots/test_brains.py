@@ -22,6 +22,8 @@ from service.engine.state import State
 from service.engine.view import observe
 from tests.engine.crafted import craft
 
+pytestmark = pytest.mark.usefixtures("few_expert_samples")
+
 OPTION_SETS: list[dict[str, Any]] = [
     {},
     {"lay_off": True},
@@ -158,3 +160,17 @@ def test_random_discards_only_in_a_stalemate(level: str) -> None:
     assert {m.to_dict()["card"] for m in shaken} <= {"AH", "9D", "KC", "KD"}  # never a wild
     state.round.went_out = 1  # a final turn is never shaken
     assert {bots.decide(level, observe(state, 0), _AlwaysShake(k)) for k in range(5)} == before
+
+
+def test_expert_shakes_a_stalemate_loose_too() -> None:
+    """The expert's ordinary discards depend on its samples (its rng), so only the
+    stalemate's random discards are checked: several cards, never a wild."""
+    hands = ["AH 5H 5S KC KD", "AS 5C 5D KH KS"]
+    state = craft(2, hands, stock="9D 2C 3C", discard="9C", index=2)
+    state.apply(0, Move.parse("draw stock"))
+    assert state.round is not None
+    state.round.turns_taken = STALEMATE_TURNS_PER_PLAYER * 2
+    view = observe(state, 0)
+    shaken = {bots.decide("expert", view, _AlwaysShake(k)) for k in range(20)}
+    assert len(shaken) > 1
+    assert {m.to_dict()["card"] for m in shaken} <= {"AH", "9D", "KC", "KD"}

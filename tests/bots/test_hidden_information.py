@@ -22,6 +22,8 @@ from service.engine.state import State
 from service.engine.view import observe
 from tests.engine.saved import copy_of
 
+pytestmark = pytest.mark.usefixtures("few_expert_samples")
+
 
 def _public(events: list[Event]) -> list[dict[str, Any]]:
     return [e.to_dict() for e in events if e.is_public]
