@@ -53,7 +53,7 @@ def test_tracking_bots_get_public_history_only(client, monkeypatch, level):
 
     monkeypatch.setitem(bots.BRAINS, level, spy)
     game = create_game(client, [{"name": "me"}, {"name": "s", "bot": level}], seed="spy")
-    view = game.view(0)
+    view = game.turn_of(0)
     for _ in range(6):
         if view["status"] == "finished":
             break
