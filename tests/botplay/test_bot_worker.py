@@ -16,6 +16,7 @@ import redis
 import requests
 
 from harness.gunicorn_server import GunicornServer
+from harness.live_game import choose
 from harness.webhook_worker import WorkerProcess
 from service.hosting.replays import verify_replay
 from service.store.keys import DUE, outbox_key, slot_of, wake_channel
@@ -303,3 +304,36 @@ def test_sigterm_stops_a_worker_cleanly(
     worker.stop()
     assert worker.process.returncode == 0
     assert "bot worker stopping (signal 15)" in log.read_text()
+
+
+def test_a_human_and_three_expert_bots_finish_a_game_through_the_api(
+    redis_client: redis.Redis, redis_url: str, gunicorn: Callable[..., Any]
+) -> None:
+    """The human plays over HTTP and waits for its turns; the worker plays the three
+    `expert` seats (4 samples a decision, to keep the test short); the game ends."""
+    served: GunicornServer = gunicorn({"REDIS_URL": redis_url, "BOT_EXPERT_SAMPLES": "4"})
+    players = [{"name": "me"}, *({"name": f"e{i}", "bot": "expert"} for i in range(3))]
+    made = create(served.url, players, seed="experts", options={"max_turns_per_round": 12})
+    game_id, auth = made["id"], {"Authorization": f"Bearer {made['players'][0]['token']}"}
+    ends = time.monotonic() + 600
+    while True:
+        assert time.monotonic() < ends, "the game did not finish"
+        view = wait_until(
+            lambda: (
+                (v := requests.get(f"{served.url}/v1/games/{game_id}/view", headers=auth).json())
+                and (v["status"] != "playing" or v["round"]["turn"] == 0)
+                and v
+            ),
+            120,
+            "the human's turn",
+        )
+        if view["status"] != "playing":
+            break
+        move = choose(view)
+        answer = requests.post(
+            f"{served.url}/v1/games/{game_id}/moves", json=move, headers=auth, timeout=30
+        )
+        assert answer.status_code == 200, answer.text
+    assert view["status"] == "finished" and len(view["results"]) == 11
+    replay = requests.get(f"{served.url}/v1/games/{game_id}/replay", timeout=30)
+    assert verify_replay(replay.json()) == []
