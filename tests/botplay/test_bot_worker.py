@@ -297,10 +297,13 @@ def test_a_human_move_with_three_bots_gets_the_replies_through_the_events(
 def test_sigterm_stops_a_worker_cleanly(
     redis_client: redis.Redis, redis_url: str, tmp_path: Path
 ) -> None:
-    """SIGTERM: the worker claims no more, finishes what it plays, and exits 0."""
+    """SIGTERM: the worker claims no more, finishes what it plays, and exits 0.  It
+    plays with the bots' settings of its environment (as the server would)."""
     log = tmp_path / "bots.log"
-    worker = WorkerProcess(redis_url, {"LOG_LEVEL": "INFO"}, log, module="service.botplay")
+    settings = {"LOG_LEVEL": "INFO", "BOT_EXPERT_SAMPLES": "5", "SOLVER": "python"}
+    worker = WorkerProcess(redis_url, settings, log, module="service.botplay")
     wait_until(lambda: "bot worker started" in log.read_text(), 30, "the worker starts")
+    assert "bot worker started (solver PYTHON, expert samples 5)" in log.read_text()
     worker.stop()
     assert worker.process.returncode == 0
     assert "bot worker stopping (signal 15)" in log.read_text()
