@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-bot-memory bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-bot-memory bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
@@ -94,6 +94,10 @@ bench-wait: install ## a commit's round trip with and without REDIS_WAIT_REPLICA
 RT ?=
 bench-realtime: install ## N = 100, 1,000, 10,000 waiting clients (long polls + SSE) while 200 moves/s are played; RT="--waiters 20000" for more (15 to 20 min)
 	$(PY) bench/realtime.py $(RT)
+
+BOTPLAY ?=
+bench-botplay: install ## bots in their worker: a human's move to the bots' replies (p50/p99) and turn timers' lateness (about 2 minutes); BOTPLAY="--baseline ../main"
+	$(PY) bench/botplay.py $(BOTPLAY)
 
 HOOKS ?=
 bench-webhooks: install ## webhook delivery latency (commit to receipt) and one worker's throughput (about 1 minute); HOOKS="--rate 100"

@@ -6,11 +6,15 @@
 It runs ``gunicorn -c deploy/gunicorn.conf.py APP`` (the service's own settings;
 ``service.wsgi:app`` unless told otherwise) on a free 127.0.0.1 port, with one
 worker, seeded games allowed, and rate limits and the lobby's limits per address off
-unless ``env`` says otherwise.
+unless ``env`` says otherwise (and games of bots alone played at full speed).
 The master runs in its own process group (its PID is the group id), so a failed
 test can SIGKILL the master and its workers without touching any other process.
 Its stdout (access log) and stderr (gunicorn's and the app's logs) go to files,
 in a temporary directory or in ``log_dir``, for tests to read.
+
+On a Redis (``REDIS_URL`` in ``env``) a bot worker (``python -m service.botplay``)
+runs beside it, as in production, from start to stop (``bots=False``: none): no
+request plays a bot's turn or a turn timer's.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import requests
 
 from harness.ports import free_port
 from harness.proc_stats import child_pids, cpu_seconds
+from harness.webhook_worker import WorkerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "deploy" / "gunicorn.conf.py"
@@ -68,7 +73,8 @@ class GunicornServer:
     is the checkout whose ``deploy/gunicorn.conf.py`` and ``service`` are served
     (this one unless told otherwise: another revision, for a side-by-side run);
     ``host`` and ``port`` (a free one by default) are where it listens;
-    ``binary`` is the gunicorn to run (another venv's: the runtime set's).
+    ``binary`` is the gunicorn to run (another venv's: the runtime set's);
+    ``bots`` runs a bot worker beside it when it has a Redis (:attr:`bot_worker`).
     """
 
     def __init__(
@@ -85,8 +91,11 @@ class GunicornServer:
         host: str = "127.0.0.1",
         port: int | None = None,
         binary: str | None = None,
+        bots: bool = True,
     ) -> None:
         self.binary = binary
+        self.bots = bots
+        self.bot_worker: WorkerProcess | None = None
         self.host = host
         self.port = port or free_port(host)
         self.tree = tree
@@ -108,6 +117,7 @@ class GunicornServer:
             "LOBBY_SEATS_PER_ADDRESS": "0",
             "LOBBY_LISTED_PER_ADDRESS": "0",
             "ALLOW_SEEDED_GAMES": "true",
+            "BOT_IDLE_MOVE_SECONDS": "0",
             "PYTHONUNBUFFERED": "1",
             **env,
         }
@@ -122,7 +132,9 @@ class GunicornServer:
         return self.process.pid if self.process else None
 
     def start(self) -> GunicornServer:
-        """Start the master and wait until ``ready_path`` answers 200."""
+        """Start the master (and its bot worker) and wait until ``ready_path``
+        answers 200."""
+        self.start_bot_worker()
         argv = [self.binary or gunicorn_binary(), "-c", str(self.tree / CONF.relative_to(ROOT))]
         if not self.access_log:
             argv += ["--access-logfile", "/dev/null"]
@@ -141,6 +153,30 @@ class GunicornServer:
         except RuntimeError:
             self.stop()
             raise
+
+    def start_bot_worker(self) -> None:
+        """Start the bot worker on the server's Redis, unless one runs already, it
+        has none, ``bots`` is off or its tree has no bot worker."""
+        redis_url = self.env.get("REDIS_URL")
+        if not self.bots or not redis_url or not (self.tree / "service" / "botplay").is_dir():
+            return
+        if self.bot_worker is not None and self.bot_worker.running():
+            return
+        python = sys.executable if self.binary is None else str(Path(self.binary).parent / "python")
+        self.bot_worker = WorkerProcess(
+            redis_url,
+            {k: v for k, v in self.env.items() if k not in ("HOST", "PORT")},
+            self.dir / "bots.log",
+            module="service.botplay",
+            tree=self.tree,
+            python=python,
+        )
+
+    def stop_bot_worker(self) -> None:
+        """SIGTERM the bot worker (SIGKILL if it does not stop), if one runs."""
+        worker, self.bot_worker = self.bot_worker, None
+        if worker is not None:
+            worker.stop()
 
     def wait_ready(self, timeout: float = 30) -> GunicornServer:
         """Wait until ``ready_path`` answers 200 (after a start, or workers killed)."""
@@ -204,7 +240,9 @@ class GunicornServer:
         return self.process.wait(timeout)
 
     def stop(self, timeout: float = 15) -> int | None:
-        """Stop by PID: SIGTERM, wait, then SIGKILL the master's process group."""
+        """Stop by PID: SIGTERM, wait, then SIGKILL the master's process group; and
+        its bot worker."""
+        self.stop_bot_worker()
         process, self.process = self.process, None
         if process is None:
             return None

@@ -301,6 +301,37 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "taken over by another. At least twice `WEBHOOK_TIMEOUT_SECONDS`: a worker renews its "
         "claim just before each attempt, so an attempt in flight is never taken over.",
     ),
+    EnvVar(
+        "BOT_CONCURRENCY",
+        "4",
+        "Games a bot worker (`three-thirteen-bots`) plays at once (threads). Bots are CPU "
+        "work under one interpreter lock: threads overlap only the Redis round trips, so "
+        "more bot CPU means more worker processes, not more threads.",
+    ),
+    EnvVar(
+        "BOT_SWEEP_SECONDS",
+        "5",
+        "How often a bot worker looks through every hash slot's due games (pipelined, 1024 "
+        "slots a round trip, about 0.2 s of its CPU) for what it was not told about: the "
+        "due times published while it was not listening. Each write publishes its game's "
+        "due time, which the workers wait for with timers, so turns are played on time "
+        "between sweeps; a dead worker's claims are taken over when their lease ends.",
+    ),
+    EnvVar(
+        "BOT_CLAIM_SECONDS",
+        "30",
+        "A due game claimed by a bot worker and not written after this long (the worker "
+        "died) is due again and taken over by another.  Well above one stretch of bot "
+        "moves (32 moves at most, under a second).",
+    ),
+    EnvVar(
+        "BOT_IDLE_MOVE_SECONDS",
+        "0.25",
+        "Pace of a game whose seats are all played by bots (bots, autopilot, resigned "
+        "players): after each stretch, its next one is due this many seconds per move "
+        "later, so such a game grows its event log slowly and takes little of a worker.  "
+        "0: at once.",
+    ),
     EnvVar("HOST", "127.0.0.1", "Address gunicorn binds to."),
     EnvVar("PORT", "8000", "Port gunicorn binds to."),
     EnvVar(
@@ -447,6 +478,10 @@ class Config:
     webhook_host_concurrency: int = 4
     webhook_sweep_seconds: float = 10.0
     webhook_claim_seconds: float = 60.0
+    bot_concurrency: int = 4
+    bot_sweep_seconds: float = 5.0
+    bot_claim_seconds: float = 30.0
+    bot_idle_move_seconds: float = 0.25
     host: str = "127.0.0.1"
     port: int = 8000
     web_concurrency: int = 1
@@ -576,6 +611,10 @@ class Config:
             ),
             webhook_sweep_seconds=env.seconds("WEBHOOK_SWEEP_SECONDS", minimum=0.1, maximum=3600),
             webhook_claim_seconds=env.seconds("WEBHOOK_CLAIM_SECONDS", minimum=1, maximum=86400),
+            bot_concurrency=env.integer("BOT_CONCURRENCY", minimum=1, maximum=256),
+            bot_sweep_seconds=env.seconds("BOT_SWEEP_SECONDS", minimum=0.1, maximum=3600),
+            bot_claim_seconds=env.seconds("BOT_CLAIM_SECONDS", minimum=1, maximum=3600),
+            bot_idle_move_seconds=env.seconds("BOT_IDLE_MOVE_SECONDS", minimum=0, maximum=60),
             host=env.raw("HOST"),
             port=env.integer("PORT", minimum=0, maximum=65535),
             web_concurrency=(

@@ -27,6 +27,7 @@ from flask.testing import FlaskClient
 from harness.events_request import EventsRequest
 from harness.gunicorn_server import GunicornServer
 from harness.redis_server import INSTALL_HINT, RedisServer, redis_server_binary
+from service.botplay.worker import BotWorker
 from service.config import Config
 from service.store import GameStore, connect
 from service.store.keys import PREFIX
@@ -94,9 +95,31 @@ def store(redis_client: redis.Redis, config: Config) -> Iterator[GameStore]:
 
 
 @pytest.fixture
-def app(redis_client: redis.Redis, redis_url: str) -> Flask:
-    """The app on the (clean) test Redis, rate limits off (``make_app`` builds others)."""
-    return make_app(redis_url)
+def app(redis_client: redis.Redis, redis_url: str, bots_for: Callable[[Flask], BotWorker]) -> Flask:
+    """The app on the (clean) test Redis, rate limits off (``make_app`` builds others),
+    with a bot worker playing its due turns in threads of this process, as
+    ``three-thirteen-bots`` does beside a server (stopped at the test's end)."""
+    made = make_app(redis_url)
+    bots_for(made)
+    return made
+
+
+@pytest.fixture
+def bots_for() -> Iterator[Callable[..., BotWorker]]:
+    """``bots_for(app)`` runs a bot worker on ``app``'s store in threads of this
+    process (as ``three-thirteen-bots`` runs beside a server), until the test ends:
+    woken by the writes' hints, with no sweeps (a test's Redis is its own) unless
+    ``sweeps=True`` (a worker started after the writes it is to find)."""
+    started: list[BotWorker] = []
+
+    def start(app: Flask, *, sweeps: bool = False) -> BotWorker:
+        services = app.extensions["t13"]
+        started.append(BotWorker(services.store, services.config, sweeps=sweeps).start())
+        return started[-1]
+
+    yield start
+    for worker in started:
+        worker.stop()
 
 
 @pytest.fixture

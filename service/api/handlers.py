@@ -8,7 +8,6 @@ Flask's ``request`` nor a blueprint is needed here.
 
 from __future__ import annotations
 
-import time
 from functools import lru_cache
 
 import orjson
@@ -16,7 +15,7 @@ from flask import Response
 
 from service.api import metrics, presence
 from service.api.auth import request_holder, require_holder, require_seat
-from service.api.changes import ChangeOutcome, change, current, public_events
+from service.api.changes import ChangeOutcome, change, current
 from service.api.conditional import not_modified
 from service.api.context import call, store
 from service.api.etags import etag
@@ -40,22 +39,17 @@ def public_view(game_id: str) -> Response:
         known = store().load_version(game_id)
         if known is None:
             raise GameNotFound(game_id)
-        version, deadline = known
-        if deadline is None or time.time() < deadline:
-            unchanged = not_modified(version, known.last)
-            if unchanged is not None:
-                return unchanged
+        version, _deadline = known
+        unchanged = not_modified(version, known.last)
+        if unchanged is not None:
+            return unchanged
     found = store().load_public(game_id)
     if found is None:
         raise GameNotFound(game_id)
-    version, deadline, public, results = found
+    version, _deadline, public, results = found
     last = found.last
-    if deadline is not None and time.time() >= deadline:
-        version, record, last = current(game_id)  # the overdue turn is played first
-        public = orjson.dumps(view(record, version))
-    else:
-        assert results is not None  # every write stores them with the version (new game: [])
-        public = with_results(public, results)
+    assert results is not None  # every write stores them with the version (new game: [])
+    public = with_results(public, results)
     unchanged = not_modified(version, last)
     if unchanged is not None:
         return unchanged
@@ -66,9 +60,10 @@ def player_view(game_id: str) -> Response:
     """``GET /v1/games/{id}/view``: the view of the seat holding the token (the
     public view saved with the game, plus the seat's part saved beside it).
 
-    Read without the document when both were saved with the last change and no
-    turn is overdue; anything else -- no or another token (401), an overdue
-    turn -- takes the document's way, which gives the same answers."""
+    Read without the document when both were saved with the last change;
+    anything else -- no or another token (401) -- takes the document's way,
+    which gives the same answers.  A read plays nothing: a due turn is a bot
+    worker's (:mod:`service.botplay`)."""
     holder = request_holder()
     found, part = _saved_seat_part(game_id, holder)
     version, _deadline, public, results, _parts = found
@@ -87,7 +82,7 @@ def player_view(game_id: str) -> Response:
 def seat_held_by(game_id: str, holder: str) -> int | None:
     """The seat the token whose hash is ``holder`` holds in ``game_id`` now (None if
     none), from the seats' parts saved with the last change when they hold it (no
-    document read), else from the game's record (which also plays an overdue turn)."""
+    document read), else from the game's record."""
     found, part = _saved_seat_part(game_id, holder)
     services = call().services
     if part is not None:
@@ -103,14 +98,13 @@ def seat_held_by(game_id: str, holder: str) -> int | None:
 def _saved_seat_part(game_id: str, holder: str | None) -> tuple[Versioned, bytes | None]:
     """What :meth:`GameStore.load_seat_view` read (404 without a game), and the part
     of the seat of the token whose hash is ``holder`` saved with the last change:
-    None when there is none for it, or a turn is overdue (then the document must
-    be read)."""
+    None when there is none for it (then the document must be read)."""
     found = store().load_seat_view(game_id)
     if found is None:
         raise GameNotFound(game_id)
-    version, deadline, _public, _results, parts = found
+    version, _deadline, _public, _results, parts = found
     part = None
-    if parts and holder and (deadline is None or time.time() < deadline):
+    if parts and holder:
         part = seat_part_for(parts, version, holder)
     return found, part
 
@@ -135,7 +129,7 @@ def make_move(game_id: str) -> Response:
 
     def play(version: int, record: GameRecord) -> ChangeOutcome:
         seat = require_seat(record)
-        events = record.play(seat, move, history=lambda: public_events(game_id))
+        events = record.play(seat, move)
         finished = record.status == "finished"
 
         def count() -> None:  # once saved: a move retried after a lost race counts once

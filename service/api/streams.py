@@ -5,9 +5,9 @@ A follower holds no thread and no Redis connection while it waits: it
 publish, see :mod:`service.store.wakeups`) and reads the new events when woken
 (:class:`Follower`).  The long poll answers the first events found, or none once
 its ``wait`` is over; a stream sends each batch as it comes, a heartbeat when
-quiet, and a last comment when the process stops.  A follower also plays its
-game's overdue turn when the turn's deadline passes (as any request touching
-the game does), so turn timers run while every client only listens.
+quiet, and a last comment when the process stops.  A follower plays nothing:
+the turns that fall due (bots', turn timers') are played by the bot workers
+(:mod:`service.botplay`), whose writes wake it like any other.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import orjson
 from flask import Response
 
 from service.api import handlers, metrics, presence
-from service.api.changes import current
 from service.api.context import CURRENT_CALL, call
 from service.api.event_frames import (
     RETRY_MILLISECONDS,
@@ -41,9 +40,6 @@ from service.store.wakeups import Watch
 
 log = logging.getLogger(__name__)
 
-SETTLE_GRACE_SECONDS = 0.05
-"""A follower plays an overdue turn this long after its deadline (clocks differ a little)."""
-
 STOPPING = "server stopping; reconnect with Last-Event-ID"
 
 PAGE_EVENTS = MAX_EVENTS_PER_READ
@@ -60,9 +56,7 @@ class Follower:
     :mod:`service.store.wakeups`) and is counted in the followers gauge;
     :meth:`close` ends both (the server calls it once a stream is sent, or its
     client gone).  :meth:`read` reads what is there now; :meth:`next_batch`
-    waits for more.  When the turn's deadline passes while it waits, it plays
-    the overdue turn (as any request touching the game does), so turn timers
-    run while every client only listens.
+    waits for more.
 
     One slotted object for the whole wait, iterated by the server itself (no
     generator, closure or context manager): thousands wait in a process, and
@@ -85,7 +79,6 @@ class Follower:
         "_lease",
         "_reset",
         "cursor",
-        "deadline",
     )
 
     def __init__(
@@ -109,7 +102,6 @@ class Follower:
         self._behind = False
         self.cursor = after
         self._reset: Position | None = None  # see take_reset
-        self.deadline: float | None = None
         self._lease: Lease | None = None  # see hold
         # before any read: none missed; None once closed
         self._watch: Watch | None = self._call.services.store.watch(game_id)
@@ -165,14 +157,9 @@ class Follower:
             wait = until - time.monotonic()
             if wait <= 0:
                 return []
-            deadline = self.deadline
-            overdue_in = None if deadline is None else deadline - time.time() + SETTLE_GRACE_SECONDS
             began = time.monotonic()
-            woken = watch.wait(wait if overdue_in is None else min(wait, overdue_in))
+            woken = watch.wait(wait)
             extend(time.monotonic() - began)  # waiting is not time lost to Redis
-            if overdue_in is not None and time.monotonic() - began >= overdue_in:
-                self._settle()  # its commit's publish wakes this watch (or another's does)
-                self.deadline = None
             if not woken:
                 continue
             published = watch.take(self.cursor.seq, self._seat, self.cursor.tag)
@@ -189,13 +176,13 @@ class Follower:
         return reset
 
     def _advance(self, page: HistoryPage) -> list[Tagged]:
-        """Move past ``page``: its cursor and deadline are the follower's now; its
+        """Move past ``page``: its cursor is the follower's now; its
         events are those the follower may see (:meth:`_while_held`)."""
         if page.reset is not None:
             self._reset = page.reset
         start = self.cursor if page.reset is None else page.reset
         self._behind = page.cursor.seq - start.seq >= PAGE_EVENTS
-        self.cursor, self.deadline = page.cursor, page.deadline
+        self.cursor = page.cursor
         if self._holder is None or left_at(page.events, self._seat) is None:
             return page.events
         return self._while_held(page.events)
@@ -223,26 +210,6 @@ class Follower:
             if self._lease is not None:  # a spectator's now: the seat's place is free
                 self._lease.release("seat")
         return events
-
-    def _settle(self) -> None:
-        """Play the game's overdue turn through the request's services, while a
-        stream is sent (after its request's handler returned): with the request
-        current again and a Redis budget of its own.  Failures are the next
-        follower's to retry; a stalled store ends the stream (the client
-        reconnects)."""
-        bound = CURRENT_REQUEST.set(self._call.environ)
-        bound_call = CURRENT_CALL.set(self._call)
-        budget = open_budget(self._call.services.config.redis_timeout_seconds)
-        try:
-            current(self._game_id)
-        except (GameNotFound, StoreUnavailable):
-            raise
-        except Exception as exc:  # a race lost to other writers, say: the next one plays it
-            log.info("could not play the overdue turn while following: %s", exc)
-        finally:
-            close_budget(budget)
-            CURRENT_CALL.reset(bound_call)
-            CURRENT_REQUEST.reset(bound)
 
     def stream(self, first: list[Tagged]) -> Response:
         """The streamed answer in this follower's media (SSE or NDJSON): the
@@ -363,7 +330,7 @@ def while_held(
         held = handlers.seat_held_by(game_id, holder) == seat
     except (GameNotFound, StoreUnavailable):
         raise
-    except Exception as exc:  # a race lost while playing an overdue turn, say
+    except Exception as exc:  # a refusal of the record read, say
         log.info("could not tell whether a follower's seat is still held: %s", exc)
         held = False
     if held:

@@ -16,7 +16,7 @@ The game record and its operations (no store):
 * :mod:`~service.hosting.lobby_operations` -- leaving, renaming, resigning; a table's
   timers, what quick-join matches, the lobby's summary of a game;
 * :mod:`~service.hosting.timers` -- turn timers and autopilot seats;
-* :mod:`~service.hosting.bot_turns` -- the bots' turns after a move;
+* :mod:`~service.hosting.bot_turns` -- the bots' turns, a bounded stretch a call;
 * :mod:`~service.hosting.replays` -- rematches, and the replays that prove the deals;
 * :mod:`~service.hosting.tokens` -- bearer tokens, game ids, client seeds;
 * :mod:`~service.hosting.game_webhooks` -- a game's webhook: URL, events, secret;
@@ -26,6 +26,8 @@ The game record and its operations (no store):
 Over a store:
 
 * :mod:`~service.hosting.write_loop` -- the one optimistic write loop of every change;
+* :mod:`~service.hosting.due_turns` -- a due turn (bots', a timer's) played by a bot
+  worker, a write of its own;
 * :mod:`~service.hosting.game_creation` -- a new game, its seats held, its first write;
 * :mod:`~service.hosting.fair_play` -- rematches started, replays built once and saved;
 * :mod:`~service.hosting.snapshots` -- what a write saves beside the document;

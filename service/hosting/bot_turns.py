@@ -1,6 +1,7 @@
-"""The bots' turns in a hosted game: after every move, each bot whose turn it
-is plays until a human's turn comes or the round ends (a human seat on
-autopilot is played by its bot the same way).
+"""The bots' turns in a hosted game: when a bot's turn is due, each bot whose
+turn it is plays until a human's turn comes or the round ends (a human seat on
+autopilot is played by its bot the same way), a bounded stretch a call -- played by
+a bot worker (:mod:`service.hosting.due_turns`), never by a request.
 
 A bot's random choices come from the game's seed, the seat and the turn
 (:func:`service.bots.turn_rng.turn_rng`), so a replay of the game plays the same
@@ -27,8 +28,9 @@ History = Callable[[], list[dict[str, Any]]]
 BOT_MOVES_PER_CALL = 32
 """The most bot moves one call plays: a lap of seven bots (14 moves) fits twice, and
 the costliest bot (``strong``, 8 seats, its history read) stays well under a second.
-When bots are left to play, the game is due again at once, so the next request that
-touches it plays the next stretch (:func:`service.hosting.timers.apply_timeouts`)."""
+When bots are left to play, the game is due again at once, and a bot worker plays the
+next stretch in a write of its own (:mod:`service.hosting.due_turns`), after the games
+due before it."""
 
 
 def check_bot_level(level: str, field: str) -> None:

@@ -193,7 +193,8 @@ def resign(record: GameRecord, seat: int) -> list[Event]:
         raise ResignedError("you resigned already")
     info.bot, info.autopilot, info.resigned = AUTOPILOT_LEVEL, True, True
     events = [Event("player_resigned", {"seat": seat, "name": info.name, "level": AUTOPILOT_LEVEL})]
-    return events + record.after_turn()
+    record.reset_deadline()
+    return events
 
 
 def summary(public: dict[str, Any], created_at: float) -> dict[str, Any]:

@@ -290,17 +290,10 @@ class GameRecord:
 
     # -- operations --------------------------------------------------------------
 
-    def play(
-        self,
-        seat: int,
-        move: Move,
-        now: float | None = None,
-        history: History | None = None,
-    ) -> list[Event]:
-        """Apply a seat's move, then every bot turn that follows it.
-
-        ``history`` loads the game's stored public events (as the events
-        endpoint shows them) for bots that track the cards (``strong``)."""
+    def play(self, seat: int, move: Move, now: float | None = None) -> list[Event]:
+        """Apply a seat's move and start the next turn's clock: a bot's turn that
+        follows it is due at once, and played by a bot worker
+        (:mod:`service.hosting.due_turns`), never here."""
         if self.cancelled:
             raise GameCancelledError("this game was cancelled: its last player left")
         if self.state is None:
@@ -311,7 +304,8 @@ class GameRecord:
         self.seats[seat].missed_turns = 0
         if move.type == "go_out" and any(e.type == "go_out_refused" for e in events):
             events.append(Event("go_out_claim", {"seat": seat, "move": move.to_dict()}, seat))
-        return events + self.after_turn(now, history, events)
+        self.reset_deadline(now)
+        return events
 
     def after_turn(
         self,
@@ -320,7 +314,8 @@ class GameRecord:
         recent: Sequence[Event] = (),
     ) -> list[Event]:
         """Play the bots whose turn it is (a bounded stretch), then start the next
-        human's clock -- or, with bots left to play, make the game due at once."""
+        human's clock -- or, with bots left to play, make the game due at once.
+        A bot worker's step (:mod:`service.hosting.due_turns`), never a request's."""
         events = play_bots(self.state, self.seed, [s.bot for s in self.seats], history, recent)
         self.reset_deadline(now)
         return events
@@ -337,7 +332,7 @@ class GameRecord:
 
     def reset_deadline(self, now: float | None = None) -> None:
         """The deadline of the player whose turn it is: now when it is a bot's (its
-        turn is played by the next request), else the turn timer's, if any."""
+        turn is played by a bot worker at once), else the turn timer's, if any."""
         state = self.state
         now = time.time() if now is None else now
         if self.bot_on_turn:
@@ -349,8 +344,15 @@ class GameRecord:
 
     def start_if_full(self) -> list[Event]:
         """Deal round 1 once every seat is taken (and no round was dealt yet);
-        the events of the deal and of the bots' turns that follow it."""
+        the events of the deal (a bot to play first is due at once)."""
         if any(s.is_open for s in self.seats) or self.state is not None:
             return []
         self.state, deal = State.start(self.game, self.seed)
-        return [Event("game_started", {"seats": len(self.seats)}), *deal, *self.after_turn()]
+        self.reset_deadline()
+        return [Event("game_started", {"seats": len(self.seats)}), *deal]
+
+    @property
+    def all_bots(self) -> bool:
+        """True when every seat is played by a bot (bots, autopilot, resigned):
+        such a game is played at a bounded pace (``BOT_IDLE_MOVE_SECONDS``)."""
+        return all(s.bot is not None for s in self.seats)

@@ -2,9 +2,9 @@
 and a player who keeps missing turns has the seat handed to a bot (as one may
 hand it over, and take it back, at will).
 
-Nothing here runs in the background: an overdue turn is played by the next
-request that touches the game (:func:`apply_timeouts`), so any instance can do
-it and no worker process is needed.
+An overdue turn -- a turn timer run out, or a bot's turn, due at once -- is
+played by a bot worker (:func:`apply_timeouts`, the step of
+:mod:`service.hosting.due_turns`), never by a request.
 """
 
 from __future__ import annotations
@@ -58,8 +58,9 @@ def apply_timeouts(
     """Play the overdue turn, if any, marking its events automatic: draw from
     the stock, then go out if possible, else discard the costliest deadwood
     card.  After ``autopilot_after`` missed turns in a row the seat is handed to
-    a bot.  A bot's turn is due at once when the last request left bots to play:
-    then the next stretch of bot moves is played (``history`` as for a move)."""
+    a bot.  A bot's turn is due at once: then the next stretch of bot moves is
+    played (``history`` loads the game's stored public events, for the bots that
+    track the cards)."""
     now = time.time() if now is None else now
     if not is_overdue(record, now):
         return []
@@ -77,7 +78,8 @@ def apply_timeouts(
     info.missed_turns += 1
     if record.autopilot_after is not None and info.missed_turns >= record.autopilot_after:
         events += _hand_to_bot(info, AUTOPILOT_LEVEL, "missed_turns")
-    return events + record.after_turn(now)
+    record.reset_deadline(now)  # the next seat's turn: a bot's is due at once
+    return events
 
 
 # -- autopilot ----------------------------------------------------------------------
@@ -105,5 +107,5 @@ def set_autopilot(record: GameRecord, seat: int, level: str | None) -> list[Even
         return []  # on already, at that level: nothing changes
     events = _hand_to_bot(info, level, "player")
     if record.state is not None:
-        events += record.after_turn()
+        record.reset_deadline()  # its bot's turn, if it is on turn: due at once
     return events

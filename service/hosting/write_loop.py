@@ -8,10 +8,9 @@ webhook (:mod:`service.hosting.game_webhooks`).  A write that loses a race is
 tried again on the fresh state, unless the caller named the version it expects
 (``If-Match``, a version with the game's last event then): then it is refused
 (:class:`VersionMismatchError`, or :class:`HistoryDivergedError` when that event
-is not in the game's history).  Before its
-own change, every write plays the turn that is overdue in the game, if any
-(turn timers, bots left to play), and saves it: that too is a write of this
-loop (:func:`optimistic_write`).
+is not in the game's history).  A write changes only what its caller
+asked: the turns that fall due (bots', turn timers') are played by the bot
+workers, with a write of this loop of their own (:mod:`service.hosting.due_turns`).
 
 Plain Python over a store: every function takes the :class:`GameStore` and the
 :class:`Config` it works with (as rq takes ``connection=``), so a move can be
@@ -37,7 +36,6 @@ from service.hosting.refusals import (
 )
 from service.hosting.saved_answers import Idempotency
 from service.hosting.snapshots import events_payload, snapshot
-from service.hosting.timers import apply_timeouts
 from service.store import GameNotFound, GameStore, IdempotentReplay, VersionConflict
 from service.store.game_reads import Written
 from service.store.history import Position
@@ -79,8 +77,8 @@ def optimistic_write(
     idem: Idempotency | None = None,
     expected: Precondition | None = None,
 ) -> tuple[T, Position]:
-    """Load the game, play its overdue turn if any (once), run ``step`` and save
-    what it changed if the game is still at the version it read; else start over.
+    """Load the game, run ``step`` and save what it changed if the game is still
+    at the version it read; else start over.
     Returns what ``step`` gave, and the game's last event after the write (or as
     read, when ``step`` saved nothing): what the version's ETag names.
 
@@ -90,19 +88,8 @@ def optimistic_write(
     :class:`GameNotFound`, :class:`ChangingTooFastError` after
     :data:`MAX_ATTEMPTS` lost races, and :class:`IdempotentReplay` when
     ``idem``'s key was used already (found on reading, or refused on writing)."""
-    settled = False  # one stretch of overdue turns per write (bounded work)
     for _attempt in range(MAX_ATTEMPTS):
         version, record, last = _load(store, game_id, idem)
-        if not settled:
-            events = apply_timeouts(record, history=lambda: public_events(store, game_id))
-            if events:
-                settled = True
-                overdue = Write(events, snapshot(record, version + 1))
-                try:
-                    _commit(store, config, game_id, version, record, overdue)
-                except VersionConflict:
-                    pass  # someone else changed it (perhaps the same timeout): reload
-                continue
         if expected is not None:
             _check(store, game_id, expected, version, last)
         write, result = step(version, record)
@@ -184,12 +171,9 @@ def _commit(
 
 
 def current(store: GameStore, config: Config, game_id: str) -> tuple[int, GameRecord, Position]:
-    """The game's version, record and last event after any overdue turn was
-    played (:class:`GameNotFound` without one)."""
-    (version, record), last = optimistic_write(
-        store, config, game_id, lambda version, record: (None, (version, record))
-    )
-    return version, record, last
+    """The game's version, record and last event, as stored (:class:`GameNotFound`
+    without one): a read, which plays nothing."""
+    return _load(store, game_id, None)
 
 
 def create_game(

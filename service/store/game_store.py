@@ -22,7 +22,9 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
   for ``idempotency_ttl_seconds`` after its last keyed write (and the record of
   the keyed request that created it, which none of them pushes out);
 * ``t13:{id}:replay`` string -- a finished game's replay, built once (it never
-  changes), versioned JSON, expiring with the state key (:meth:`GameStore.save_replay`).
+  changes), versioned JSON, expiring with the state key (:meth:`GameStore.save_replay`);
+* the game's entry in its slot's set of due games (``t13:{<slot tag>}:due``, see
+  :mod:`service.store.due_games`), set from the turn deadline by every write.
 
 Every write is one Lua script (EVALSHA via ``register_script``) that touches only
 its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write

@@ -66,6 +66,18 @@ OUTBOX_HINT = f"{PREFIX}:hooks:ready"
 """Pub/sub channel (not sharded: every node of a cluster forwards it): a write that
 queued deliveries publishes its slot's number here, waking the delivery workers."""
 
+DUE = "due"
+"""Sorted set ``t13:{<slot tag>}:due`` (see :func:`outbox_tag`): the games of one hash slot
+with a turn to play -- a bot's, or a turn timer's -- scored by when it is due (ms), member
+the game id.  Every write of a game sets its entry from the game's turn deadline in the
+same script (none: the entry is removed); the bot workers claim the due ones
+(:mod:`service.store.due_games`)."""
+
+BOT_HINT = f"{PREFIX}:bots:ready"
+"""Pub/sub channel (not sharded: every node of a cluster forwards it): a write that
+leaves a turn due publishes ``"<slot> <due ms>"`` here, waking the bot workers (a bot's
+turn, due at once) or setting their timers (a turn timer's)."""
+
 SLOTS = 16384
 """Hash slots of Redis Cluster."""
 
@@ -170,7 +182,12 @@ def slot_of(game_id: str) -> int:
 
 
 def outbox_key(slot: int, part: str) -> str:
-    """A key of the webhook outbox of ``slot`` (:data:`OUTBOX`, :data:`OUTBOX_LATER`)."""
+    """A key of the webhook outbox of ``slot`` (:data:`OUTBOX`, :data:`OUTBOX_LATER`), or
+    its set of due games (:data:`DUE`).
+
+    >>> outbox_key(0, DUE)
+    't13:{o12934}:due'
+    """
     return f"{PREFIX}:{{{outbox_tag(slot)}}}:{part}"
 
 

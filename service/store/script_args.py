@@ -63,20 +63,32 @@ def script_input(
     deliveries: Deliveries | None = None,
 ) -> tuple[list[str], list[bytes | str | int]]:
     """KEYS and ARGV of a write script (see :mod:`service.store.scripts`): ``head``,
-    a fresh write id, ``tail`` and the events with their ``digests``
+    a fresh write id, ``tail``, the game id and its hash slot (for its entry among
+    the due games, :mod:`service.store.due_games`), and the events with their ``digests``
     (:func:`service.store.history.link`); with ``idempotency``, the game's
     idempotency keys and the record (fingerprint, response, its TTL, the key's
     hash, then ``extra``); last the webhook ``deliveries`` (with their slot's
     outbox as the last key) and their number."""
-    key_list = [keys.key(game_id, keys.STATE), keys.key(game_id, keys.EVENTS)]
-    args: list[bytes | str | int] = [*head, new_write_id(), *tail, *_event_args(events, digests)]
+    slot = keys.slot_of(game_id)
+    key_list = [
+        keys.key(game_id, keys.STATE),
+        keys.key(game_id, keys.EVENTS),
+        keys.outbox_key(slot, keys.DUE),
+    ]
+    args: list[bytes | str | int] = [
+        *head,
+        new_write_id(),
+        *tail,
+        game_id,
+        slot,
+        *_event_args(events, digests),
+    ]
     if idempotency is not None:
         key_hash, fingerprint, response = idempotency
         key_list += [keys.key(game_id, keys.IDEM), keys.key(game_id, keys.IDEM_ORDER)]
         args += [fingerprint, response, idempotency_ttl, key_hash, *extra]
     if deliveries:
         header, bodies = deliveries
-        slot = keys.slot_of(game_id)
         key_list.append(keys.outbox_key(slot, keys.OUTBOX))
         args += [slot, header]
         for index, body in bodies:

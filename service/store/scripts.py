@@ -6,7 +6,7 @@ them (``EVALSHA``); every key a script touches is passed in ``KEYS`` and lives i
 its game's hash slot, so they run on Redis Cluster too.
 """
 
-from service.store.keys import OUTBOX_GROUP, OUTBOX_HINT
+from service.store.keys import BOT_HINT, OUTBOX_GROUP, OUTBOX_HINT
 
 # Appends events to the stream and, if there were any, publishes them on the game's
 # wake-up channel (keys.WAKE: the state key KEYS[1] with `state` replaced by `wake`,
@@ -53,6 +53,26 @@ end
 """
 )
 
+# Keeps the game's entry in its slot's set of due games (KEYS[3], keys.DUE) in step with
+# the turn deadline just stored: scored by it (ms, rounded up: a game claimed at its
+# score is overdue), or removed when there is none; a
+# scored one is published on keys.BOT_HINT as "<slot> <due ms>", waking the bot workers
+# (or setting their timers).  Expects `deadline` and `due` (ARGV index of the game id;
+# its slot follows).
+_KEEP_DUE = (
+    """
+if deadline ~= '' then
+  local due_ms = math.ceil(tonumber(deadline) * 1000)
+  redis.call('ZADD', KEYS[3], due_ms, ARGV[due])
+  redis.call('PUBLISH', '"""
+    + BOT_HINT
+    + """', ARGV[due + 1] .. ' ' .. string.format('%d', due_ms))
+else
+  redis.call('ZREM', KEYS[3], ARGV[due])
+end
+"""
+)
+
 # The epoch of the events a script writes (service.store.history): on a Redis server,
 # 8 hex of a digest of its run_id (new at each start) and master_replid (new at each
 # promotion), read as the script runs; on the embedded store, a constant.  Sets `epoch`.
@@ -74,15 +94,17 @@ def _create(epoch: str) -> str:
     return (
         """
 -- Create a game at version 1 with its first events.
--- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] and KEYS[4] (optional) the game's
--- idempotency hash and its list of key hashes, then (optional) the outbox stream
+-- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] the due games of its slot,
+-- KEYS[4] and KEYS[5] (optional) the game's idempotency hash and its list of key hashes,
+-- then (optional) the outbox stream
 -- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
 -- ("" = none), ARGV[5] write id, ARGV[6] results ("" = none), ARGV[7] the seats' parts
 -- of their views ("" = none), ARGV[8] the game's digest key, ARGV[9] the digest chain's
--- head after these events, ARGV[10] number of events n,
--- ARGV[11 .. 10 + 3n] seat, event, digest triples (seat "" = public);
--- with KEYS[4]: ARGV[11 + 3n] fingerprint, ARGV[12 + 3n] response, ARGV[13 + 3n] its TTL (s),
--- ARGV[14 + 3n] the key's hash; last, the webhook deliveries (see _APPEND_EVENTS)
+-- head after these events, ARGV[10] the game id, ARGV[11] its hash slot,
+-- ARGV[12] number of events n,
+-- ARGV[13 .. 12 + 3n] seat, event, digest triples (seat "" = public);
+-- with KEYS[5]: ARGV[13 + 3n] fingerprint, ARGV[14 + 3n] response, ARGV[15 + 3n] its TTL (s),
+-- ARGV[16 + 3n] the key's hash; last, the webhook deliveries (see _APPEND_EVENTS)
 -- Returns {1, last event seq, its tag} -- also when this very write made the game (a retry
 -- after a lost reply); {-1} if the game exists already; {-2, fingerprint, response,
 -- the id of the write's last event}
@@ -90,13 +112,14 @@ def _create(epoch: str) -> str:
 -- Nothing is written unless the status is 1.  The creation's idempotency record is
 -- not in the list of KEYS[4]: later keyed writes never push it out.
 local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's', 'g')
-local n = tonumber(ARGV[10])
-local first = 11
+local n = tonumber(ARGV[12])
+local first = 13
+local due = 10
 if made[1] then
   if made[2] == ARGV[5] then return {1, tonumber(made[3]), made[4]} end
-  if KEYS[4] then
-    local h = ARGV[14 + 3 * n]
-    local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r', h .. ':l')
+  if KEYS[5] then
+    local h = ARGV[16 + 3 * n]
+    local old = redis.call('HMGET', KEYS[4], h .. ':f', h .. ':r', h .. ':l')
     if old[1] then return {-2, old[1], old[2], old[3]} end
   end
   return {-1}
@@ -115,13 +138,16 @@ redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1], 's', seq, 'p', ARGV[3], 't', A
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[6]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
-if KEYS[4] then
+"""
+        + _KEEP_DUE
+        + """
+if KEYS[5] then
   local at = first + 3 * n
   local h = ARGV[at + 3]
-  redis.call('DEL', KEYS[3], KEYS[4])
-  redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
+  redis.call('DEL', KEYS[4], KEYS[5])
+  redis.call('HSET', KEYS[4], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
              h .. ':l', seq .. '.' .. tag)
-  redis.call('EXPIRE', KEYS[3], ARGV[at + 2])
+  redis.call('EXPIRE', KEYS[4], ARGV[at + 2])
 end
 return {1, seq, tag}
 """
@@ -132,17 +158,18 @@ def _commit(epoch: str) -> str:
     return (
         """
 -- Save a new document if the version is still the expected one.
--- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] and KEYS[4] (optional) the game's
--- idempotency hash and its list of key hashes (oldest first), then (optional) the
--- outbox stream
+-- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] the due games of its slot,
+-- KEYS[4] and KEYS[5] (optional) the game's idempotency hash and its list of key hashes
+-- (oldest first), then (optional) the outbox stream
 -- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
 -- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
 -- ARGV[7] results ("" = unchanged), ARGV[8] the seats' parts of their
 -- views ("" = none: always written, so none is ever left from an older version),
--- ARGV[9] the digest chain's head after these events, ARGV[10] number of events n,
--- ARGV[11 .. 10 + 3n] seat, event, digest triples (seat "" = public);
--- with KEYS[4]: ARGV[11 + 3n] fingerprint, ARGV[12 + 3n] response, ARGV[13 + 3n] its TTL (s),
--- ARGV[14 + 3n] the key's hash, ARGV[15 + 3n] the most records the game keeps; last,
+-- ARGV[9] the digest chain's head after these events, ARGV[10] the game id,
+-- ARGV[11] its hash slot, ARGV[12] number of events n,
+-- ARGV[13 .. 12 + 3n] seat, event, digest triples (seat "" = public);
+-- with KEYS[5]: ARGV[13 + 3n] fingerprint, ARGV[14 + 3n] response, ARGV[15 + 3n] its TTL (s),
+-- ARGV[16 + 3n] the key's hash, ARGV[17 + 3n] the most records the game keeps; last,
 -- the webhook deliveries (see _APPEND_EVENTS)
 -- Returns {1, new version, last seq, its tag} on success -- also when the last write of the
 -- game carries this write id (the client library retried a write whose reply was
@@ -153,11 +180,12 @@ def _commit(epoch: str) -> str:
 local state = redis.call('HMGET', KEYS[1], 'v', 's', 'n', 'g')
 if not state[1] then return {-1, 0} end
 if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2]), state[4]} end
-local n = tonumber(ARGV[10])
-local first = 11
-if KEYS[4] then
-  local h = ARGV[14 + 3 * n]
-  local old = redis.call('HMGET', KEYS[3], h .. ':f', h .. ':r', h .. ':l')
+local n = tonumber(ARGV[12])
+local first = 13
+local due = 10
+if KEYS[5] then
+  local h = ARGV[16 + 3 * n]
+  local old = redis.call('HMGET', KEYS[4], h .. ':f', h .. ':r', h .. ':l')
   if old[1] then return {-2, 0, old[1], old[2], old[3]} end
 end
 local version = tonumber(state[1])
@@ -176,18 +204,21 @@ redis.call('HSET', KEYS[1], 'v', version, 'd', ARGV[2], 's', seq, 'p', ARGV[4], 
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[7]) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
-if KEYS[4] then
+"""
+        + _KEEP_DUE
+        + """
+if KEYS[5] then
   local at = first + 3 * n
   local h = ARGV[at + 3]
-  redis.call('HSET', KEYS[3], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
+  redis.call('HSET', KEYS[4], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
              h .. ':l', seq .. '.' .. tag)
-  redis.call('RPUSH', KEYS[4], h)
-  while redis.call('LLEN', KEYS[4]) > tonumber(ARGV[at + 4]) do
-    local gone = redis.call('LPOP', KEYS[4])
-    redis.call('HDEL', KEYS[3], gone .. ':f', gone .. ':r', gone .. ':l')
+  redis.call('RPUSH', KEYS[5], h)
+  while redis.call('LLEN', KEYS[5]) > tonumber(ARGV[at + 4]) do
+    local gone = redis.call('LPOP', KEYS[5])
+    redis.call('HDEL', KEYS[4], gone .. ':f', gone .. ':r', gone .. ':l')
   end
-  redis.call('EXPIRE', KEYS[3], ARGV[at + 2])
   redis.call('EXPIRE', KEYS[4], ARGV[at + 2])
+  redis.call('EXPIRE', KEYS[5], ARGV[at + 2])
 end
 return {1, version, seq, tag}
 """

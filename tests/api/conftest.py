@@ -3,6 +3,7 @@ fixtures in tests/conftest.py use it), and a small client helper."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,10 +19,12 @@ from service.store import GameStore, connect
 
 def make_app(redis_url: str | None, **overrides: str) -> Flask:
     """The app on ``redis_url`` (None: the embedded store), seeded games allowed, and
-    rate limits and the lobby's limits per address off (a test is one address)
-    unless ``overrides`` say otherwise."""
+    rate limits, the lobby's limits per address and the pace of games of bots alone
+    off (a test is one address; it waits for its bots) unless ``overrides`` say
+    otherwise."""
     env = {
         "ALLOW_SEEDED_GAMES": "true",
+        "BOT_IDLE_MOVE_SECONDS": "0",
         "RATE_LIMITS": "false",
         "LOBBY_SEATS_PER_ADDRESS": "0",
         "LOBBY_LISTED_PER_ADDRESS": "0",
@@ -61,11 +64,54 @@ class Game:
             f"/v1/games/{self.id}/moves", json=move, headers={**self.auth(seat), **headers}
         )
 
+    def settled(self, timeout: float = 60) -> dict[str, Any]:
+        """The public view once no bot is left to play (a human's turn, or the game
+        over), polled while the bot worker plays them."""
+        return until(lambda: _settled(self.public()), timeout)
+
+    def turn_of(self, seat: int, timeout: float = 60) -> dict[str, Any]:
+        """``seat``'s view once it is its turn (or the game no longer in play),
+        polled while the bot worker plays the others' turns."""
+
+        def mine() -> dict[str, Any] | None:
+            view = self.view(seat)
+            if view["status"] != "playing" or (view["round"] or {}).get("turn") == seat:
+                return view
+            return None
+
+        return until(mine, timeout)
+
     def events(self, seat: int | None = None, after: int = 0) -> list[dict[str, Any]]:
         headers = self.auth(seat) if seat is not None else {}
         response = self.client.get(f"/v1/games/{self.id}/events?after={after}", headers=headers)
         assert response.status_code == 200
         return response.get_json()["events"]
+
+
+def until(found: Any, timeout: float = 60, pause: float = 0.02) -> Any:
+    """``found()``'s first answer other than None (or False), asked again every
+    ``pause`` seconds for at most ``timeout`` seconds (then the test fails)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = found()
+        if answer is not None and answer is not False:
+            return answer
+        assert time.monotonic() < deadline, f"not so after {timeout} s"
+        time.sleep(pause)
+
+
+def bot_to_play(public: dict[str, Any]) -> bool:
+    """Whether a bot (or a seat on autopilot) is to play in a public view."""
+    turn = (public.get("round") or {}).get("turn")
+    return (
+        public["status"] == "playing"
+        and turn is not None
+        and public["players"][turn].get("bot") is not None
+    )
+
+
+def _settled(public: dict[str, Any]) -> dict[str, Any] | None:
+    return None if bot_to_play(public) else public
 
 
 def create_game(client: FlaskClient, players: list[dict[str, Any]], **body: Any) -> Game:
@@ -120,5 +166,6 @@ def play_one(game: Game, seat: int, view: dict[str, Any]) -> None:
 def play_on(game: Game, moves: int) -> None:
     """Play ``moves`` more moves, each by the seat whose turn it is (:func:`play_one`)."""
     for _move in range(moves):
-        turn = game.public()["round"]["turn"]
+        turn = game.settled()["round"]["turn"]  # the bot worker plays the bots' turns
         play_one(game, turn, game.view(turn))
+    game.settled()

@@ -13,25 +13,31 @@ from service.hosting.bot_turns import BOT_MOVES_PER_CALL
 from service.hosting.replays import verify_replay
 from service.hosting.verify import main as verify_main
 from service.store import key
-from tests.api.conftest import create_game
+from service.store.keys import BOT_HINT, DUE, outbox_key, slot_of, wake_channel
+from service.store.wakeups import parse_wake_up
+from tests.api.conftest import create_game, until
 
 
 def expire_deadline(redis_client, game_id: str) -> None:
-    """Move the stored turn deadline into the past (as if the clock ran out)."""
+    """Move the stored turn deadline into the past (as if the clock ran out), and
+    the game's due time with it (told to the bot workers)."""
     state_key = key(game_id, "state")
     doc = orjson.loads(redis_client.hget(state_key, "d"))
     doc["timing"][2] = time.time() - 1
     redis_client.hset(state_key, mapping={"d": orjson.dumps(doc), "t": repr(doc["timing"][2])})
+    due_ms = int(doc["timing"][2] * 1000)
+    redis_client.zadd(outbox_key(slot_of(game_id), DUE), {game_id: due_ms})
+    redis_client.publish(BOT_HINT, f"{slot_of(game_id)} {due_ms}")  # as a write does
 
 
-def test_timed_out_turn_is_played_automatically_on_next_request(client, redis_client):
+def test_timed_out_turn_is_played_automatically_by_the_bot_worker(client, redis_client):
     game = create_game(client, [{"name": "a"}, {"name": "b"}], turn_timeout_seconds=60)
     public = game.public()
     seat, version = public["round"]["turn"], public["version"]
     assert public["timer"]["turn_timeout_seconds"] == 60
     assert public["timer"]["deadline"] > time.time() + 50
     expire_deadline(redis_client, game.id)
-    after = game.public()  # any request touching the game plays the overdue turn
+    after = until(lambda: (p := game.public())["version"] > version and p)
     assert after["round"]["turn"] == 1 - seat
     assert after["version"] == version + 1
     assert after["timer"]["deadline"] > time.time() + 50
@@ -51,15 +57,15 @@ def test_missed_turns_hand_the_seat_to_a_bot_and_the_player_takes_it_back(client
     )
     seat = game.public()["round"]["turn"]
     expire_deadline(redis_client, game.id)
-    public = game.public()
-    assert public["players"][seat]["autopilot"] is True
+    public = until(lambda: (p := game.public())["players"][seat]["autopilot"] and p)
     assert public["players"][seat]["bot"] == "basic"
     other = 1 - seat
     draw = game.move(other, {"type": "draw", "source": "stock"})
     view = draw.get_json()
     discard = next(m for m in view["legal_moves"] if m["type"] == "discard")
-    answer = game.move(other, discard).get_json()
-    # the bot played the absent player's turn within the same request
+    assert game.move(other, discard).status_code == 200
+    # the bot worker plays the absent player's turn: the turn comes back
+    answer = game.turn_of(other)
     assert answer["round"] is None or answer["round"]["turn"] == other or answer["results"]
     back = client.delete(f"/v1/games/{game.id}/autopilot", headers=game.auth(seat))
     assert back.status_code == 200
@@ -80,7 +86,8 @@ def test_player_hands_seat_to_bot_and_back(client):
     assert handed.status_code == 200
     view = handed.get_json()
     assert view["players"][seat]["autopilot"] is True
-    assert view["round"]["turn"] != seat  # the bot played the turn at once
+    # the bot worker plays the turn at once
+    until(lambda: game.public()["round"]["turn"] != seat)
     back = client.delete(f"/v1/games/{game.id}/autopilot", headers=game.auth(seat))
     assert back.get_json()["players"][seat]["autopilot"] is False
     assert client.delete(f"/v1/games/{game.id}/autopilot").status_code == 401
@@ -97,44 +104,35 @@ def finished_game(client, seed="replay-1"):
     return game
 
 
-def play_out(game) -> None:
-    """Read the game until its bots have played it to the end: each request plays
-    at most one stretch of bot moves (``BOT_MOVES_PER_CALL``)."""
-    for _request in range(400):
-        if game.public()["status"] == "finished":
-            return
-    raise AssertionError("the bots did not finish the game in 400 requests")
+def play_out(game, timeout: float = 120) -> None:
+    """Wait until the bot worker has played the game to the end."""
+    until(lambda: game.public()["status"] == "finished", timeout, pause=0.1)
 
 
-def test_one_request_plays_a_bounded_stretch_of_bot_moves(client):
+def test_the_worker_plays_bounded_stretches_of_bot_moves(client, redis_client):
     """Handing the last human seat to a bot once played the whole game inside that
-    request (seconds of CPU for eight strong seats).  Now each request plays at most
-    BOT_MOVES_PER_CALL bot moves; the game is then due at once, and whichever request
-    touches it next plays the next stretch, until the game ends."""
+    request (seconds of CPU for eight strong seats).  Now the request plays nothing;
+    the bot worker plays at most BOT_MOVES_PER_CALL bot moves a write, the game is
+    then due again, and the next stretch is another write, until the game ends."""
     players = [{"name": "me"}, *({"name": f"b{i}", "bot": "strong"} for i in range(7))]
     game = create_game(client, players, seed="bounded", ruleset="party")
     moves = {"drew", "discarded", "went_out"}
-
-    def bot_moves_since(seq: int) -> tuple[int, int]:
-        events = [e for e in game.events() if e["seq"] > seq]
-        return sum(e["type"] in moves for e in events), max([seq, *(e["seq"] for e in events)])
-
-    _count, seq = bot_moves_since(0)
+    writes = redis_client.pubsub()
+    writes.ssubscribe(wake_channel(game.id))  # each write publishes its events once
+    assert writes.get_message(timeout=5)["type"] == "ssubscribe"
     handed = client.post(
         f"/v1/games/{game.id}/autopilot", json={"level": "strong"}, headers=game.auth(0)
     )
     assert handed.status_code == 200
     assert handed.get_json()["status"] == "playing"
-    count, seq = bot_moves_since(seq)
-    stretches = [count]
-    status = "playing"
-    while status != "finished":
-        status = game.public()["status"]  # a read plays the next stretch
-        count, seq = bot_moves_since(seq)
-        stretches.append(count)
-        assert len(stretches) < 400
+    play_out(game, timeout=300)
+    stretches = []  # the moves of each write
+    while (message := writes.get_message(timeout=1)) is not None:
+        entries = parse_wake_up(message["data"]).entries  # public ones: seat b""
+        stretches.append(sum(not s and orjson.loads(e)["type"] in moves for s, _t, e in entries))
+    writes.close()
     assert max(stretches) <= BOT_MOVES_PER_CALL
-    assert sum(stretches) > 10 * BOT_MOVES_PER_CALL  # a whole game, many requests
+    assert sum(stretches) > 10 * BOT_MOVES_PER_CALL  # a whole game, many writes
     assert game.public()["timer"]["deadline"] is None  # nothing left to play
 
 

@@ -119,7 +119,7 @@ def test_a_retried_create_that_overtakes_the_first_gets_the_same_game(redis_clie
     assert client.get(f"/v1/games/{game_id}").get_json()["version"] == 1
 
 
-def test_racing_rematch_requests_make_one_game(redis_client, redis_url):
+def test_racing_rematch_requests_make_one_game(redis_client, redis_url, bots_for):
     """Both players ask for the rematch at once: the second request reads the
     finished game before the first has linked its rematch.  Each once created a
     game of its own, and one of them was left unreachable; now there is one."""
@@ -127,6 +127,7 @@ def test_racing_rematch_requests_make_one_game(redis_client, redis_url):
     from tests.api.test_fairplay import play_out
 
     app = make_app(redis_url)
+    bots_for(app)
     client = app.test_client()
     game = create_game(client, [{"name": "ann"}, {"name": "bob"}], seed="rematch-race")
     for seat in (0, 1):

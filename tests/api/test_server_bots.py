@@ -9,7 +9,7 @@ from tests.api.conftest import create_game
 from tests.api.test_play import choose
 
 
-def test_one_human_three_bots_one_request_per_human_move(client):
+def test_one_human_three_bots_one_move_request_per_human_move(client):
     game = create_game(
         client,
         [
@@ -21,16 +21,16 @@ def test_one_human_three_bots_one_request_per_human_move(client):
         seed="one-human",
         options={"max_turns_per_round": 80},
     )
-    view = game.view(0)
+    view = game.turn_of(0)
     requests = 0
     while view["status"] != "finished":
         assert view["round"]["turn"] == 0, "after each answer it is the human's turn again"
         response = game.move(0, choose(view))
         requests += 1
         assert response.status_code == 200, response.get_json()
-        # one change, with the bots' turns it set off (docs/API.md, "Versions")
+        # one change, the human's move alone: the bot worker plays the bots' turns
         assert response.get_json()["version"] == view["version"] + 1
-        view = response.get_json()
+        view = game.turn_of(0)
     moves_by_human = sum(
         1
         for e in game.events()
@@ -53,11 +53,12 @@ def test_tracking_bots_get_public_history_only(client, monkeypatch, level):
 
     monkeypatch.setitem(bots.BRAINS, level, spy)
     game = create_game(client, [{"name": "me"}, {"name": "s", "bot": level}], seed="spy")
-    view = game.view(0)
+    view = game.turn_of(0)
     for _ in range(6):
         if view["status"] == "finished":
             break
-        view = game.move(0, choose(view)).get_json()
+        assert game.move(0, choose(view)).status_code == 200
+        view = game.turn_of(0)
     histories = [h for h in seen if h is not None]
     assert histories, f"the {level} bot was given the game's history"
     for history in histories:

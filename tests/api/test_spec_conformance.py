@@ -19,7 +19,7 @@ from service.api.problems import CODES, answer_for
 from service.api.schemas.event_schemas import EVENT_SCHEMAS
 from service.engine.errors import EngineError
 from service.hosting.refusals import HostingError
-from tests.api.conftest import Game
+from tests.api.conftest import Game, until
 from tests.api.test_fairplay import expire_deadline
 
 CONTRACT_HEADERS = ("ETag", "Location", "Retry-After", "Idempotent-Replayed", "WWW-Authenticate")
@@ -130,6 +130,7 @@ class CheckedClient:
         discard the costliest deadwood), or, with ``keep_drawing``, draw from the
         stock and discard the card drawn (nobody goes out: the stock runs out)."""
         for _turn in range(turns):
+            game.settled()  # the bot worker plays the bots' turns
             public = self.request("GET", f"/v1/games/{game.id}").get_json()
             if public["round"] is None:
                 return
@@ -207,9 +208,10 @@ def test_every_event_type_and_answer_keeps_to_the_spec(checked, spec, redis_clie
     joined = checked.request("POST", f"/v1/games/{lobby.id}/players", json={"name": "cy"})
     lobby.tokens[2] = joined.get_json()["token"]
     checked.play(lobby, 6)
-    turn = checked.request("GET", f"/v1/games/{lobby.id}").get_json()["round"]["turn"]
+    turn = lobby.settled()["round"]["turn"]
     expire_deadline(redis_client, lobby.id)
-    checked.request("GET", f"/v1/games/{lobby.id}")  # the overdue turn is played: autopilot
+    until(lambda: lobby.public()["players"][turn]["autopilot"])  # the bot worker played it
+    checked.request("GET", f"/v1/games/{lobby.id}")
     checked.request("DELETE", f"/v1/games/{lobby.id}/autopilot", headers=lobby.auth(turn))
     checked.request(
         "POST", f"/v1/games/{lobby.id}/autopilot", json={"level": "random"}, headers=lobby.auth(0)

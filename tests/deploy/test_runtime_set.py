@@ -139,14 +139,15 @@ def test_gunicorn_from_the_runtime_set_serves_a_game(
             assert any(part.startswith(str(venv)) for part in cmdline[:2]), cmdline
 
 
-def test_webhooks_worker_starts_and_stops_on_sigterm(
-    venv: Path, app_dir: Path, redis_url: str, tmp_path: Path
+@pytest.mark.parametrize("command", ["three-thirteen-webhooks", "three-thirteen-bots"])
+def test_a_worker_starts_and_stops_on_sigterm(
+    venv: Path, app_dir: Path, redis_url: str, tmp_path: Path, command: str
 ) -> None:
-    log = tmp_path / "webhooks.log"
+    log = tmp_path / f"{command}.log"
     env = {**clean_env(), "REDIS_URL": redis_url, "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [str(venv / "bin" / "three-thirteen-webhooks")],
+            [str(venv / "bin" / command)],
             cwd=app_dir,
             env=env,
             stdout=out,

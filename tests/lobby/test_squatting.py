@@ -84,11 +84,13 @@ def _play(game: Game, seat: int, view: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("how", ["listed", "quick-join"])
-def test_a_squatter_who_never_plays_cannot_stall_the_table(redis_client, redis_url, how):
-    """The squatter takes the last seat and never makes another request: the
-    others' polls play its turns when its timer runs out, hand its seat to the
-    autopilot after two missed turns, and the game finishes."""
-    client = make_app(redis_url, LOBBY_TURN_SECONDS="1", LOBBY_AUTOPILOT_AFTER="2").test_client()
+def test_a_squatter_who_never_plays_cannot_stall_the_table(redis_client, redis_url, how, bots_for):
+    """The squatter takes the last seat and never makes another request: the bot
+    worker plays its turns when its timer runs out, hands its seat to the autopilot
+    after two missed turns, and the game finishes."""
+    app = make_app(redis_url, LOBBY_TURN_SECONDS="1", LOBBY_AUTOPILOT_AFTER="2")
+    bots_for(app)
+    client = app.test_client()
     game, squat = _sit_down(client, how)
     public = game.public()
     assert public["status"] == "playing"
@@ -103,7 +105,7 @@ def test_a_squatter_who_never_plays_cannot_stall_the_table(redis_client, redis_u
             _play(game, turn, game.view(turn))
         else:
             time.sleep(0.05)  # the squatter's turn: the others only poll
-        public = game.public()  # a poll plays the overdue turn
+        public = game.public()  # the bot worker plays the overdue turn
     events = game.events()
     handed = [e for e in events if e["type"] == "autopilot_on" and e["seat"] == squat]
     assert [e["reason"] for e in handed] == ["missed_turns"]

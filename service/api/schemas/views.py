@@ -128,8 +128,9 @@ class GameView(Schema):
     id = fields.String(required=True)
     version = _required_int(
         "Counts the game's changes (also the ETag): each write adds one, however many "
-        "events it makes: a move and the bots' turns it sets off are one change; "
-        "overdue turns the timer plays are one change of their own"
+        "events it makes: a move is one change, each stretch of the bots' turns that "
+        "follows it (played by the service after it) another, and so is each overdue "
+        "turn the timer plays"
     )
     status = game_status(required=True)
     ruleset = fields.String(required=True)

@@ -1,0 +1,248 @@
+"""The bot worker: finds games whose turn is due, claims them, plays them.
+
+How it finds work across the due games of up to 16384 hash slots
+(:mod:`service.store.due_games`):
+
+* **Hints.** A write that leaves a turn due publishes ``"<slot> <due ms>"`` on
+  :data:`~service.store.keys.BOT_HINT` in the same script; the worker's listener marks
+  the slot ready when it is due now (a bot's turn), else sets a timer for it (a turn
+  timer's deadline), so a turn is played within milliseconds of its due time.
+* **Timers.** Each claim also answers the slot's next due time -- another game's, or
+  a claim's lease (another worker's, which ends when that worker dies) -- and the
+  worker looks at the slot again then: a dead worker's games are taken over when
+  their lease ends.
+* **Sweeps.** Every ``BOT_SWEEP_SECONDS``, and whenever the listener (re)subscribes,
+  a thread looks at every slot's earliest due time in pipelined round trips (1024
+  slots each) and sets the timers: what a hint missed (a worker started late, a
+  dropped connection) is found then.  A sweep costs about 0.2 s of a worker's CPU,
+  which is why hints and timers do the timely work and sweeps only catch up.
+
+The main loop claims due games of the ready slots (:meth:`DueGames.claim`), no more
+than it has free threads (``BOT_CONCURRENCY``), so a busy worker leaves the rest to
+others.  A thread plays one claim: one stretch of bot moves or one overdue turn, a
+write of its own (:func:`~service.hosting.due_turns.play_due`); the write makes the
+game due again from what it left (at once, with bots left to play), behind the games
+due before it.  So every game gets its turn, and none holds a thread for long.
+
+A claim is a lease of ``BOT_CLAIM_SECONDS``: a worker that dies leaves its games due
+again when it ends, and another worker takes them over.  A claim that wrote nothing is
+given back; a play that failed keeps its claim until the lease ends (a retry then,
+not a busy loop).  SIGTERM (:meth:`BotWorker.request_stop`): no new claims, the plays
+under way finish (a stretch takes under a second), and the worker exits.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from service.config import Config
+from service.hosting.due_turns import play_due
+from service.store import GameNotFound, GameStore
+from service.store.due_games import DueGames
+from service.store.keys import slot_of
+from service.store.store_errors import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+LISTEN_SECONDS = 1.0
+"""The listener waits this long for a hint before checking that it should go on."""
+RECONNECT_PAUSE_SECONDS = 1.0
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class BotWorker:
+    """Plays the due turns of the games in a store (see the module's docstring)."""
+
+    def __init__(self, store: GameStore, config: Config, *, sweeps: bool = True) -> None:
+        """``sweeps=False`` for a worker that lives in the only process using its store
+        (the embedded one): no hint can be missed and no other worker can die there."""
+        self._store = store
+        self._config = config
+        self._sweeps = sweeps
+        self._due = DueGames(store.client)
+        self._stop = threading.Event()
+        self._changed = threading.Condition()
+        self._ready: set[int] = set()
+        self._timers: list[tuple[int, int]] = []  # (due ms, slot), a heap
+        self._next: dict[int, int] = {}  # slot -> its earliest timer (ms)
+        self._playing = 0
+        self._sweep_now = threading.Event()
+        self._pool = ThreadPoolExecutor(config.bot_concurrency, thread_name_prefix="bots")
+        self._subscribed = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.plays = 0
+        """Claims played (written or not), for tests and logs."""
+
+    # -- running ---------------------------------------------------------------------
+
+    def start(self) -> BotWorker:
+        """Run in threads of this process; returns once the hints are subscribed."""
+        self._start_helpers()
+        thread = threading.Thread(target=self._run, name="bot-worker", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        self._subscribed.wait(10)
+        return self
+
+    def run(self) -> None:
+        """Run until :meth:`request_stop` (the listener and the sweeps in threads, the
+        loop in this one)."""
+        self._start_helpers()
+        self._run()
+
+    def _start_helpers(self) -> None:
+        helpers: list[tuple[Callable[[], None], str]] = [(self._listen, "bot-hints")]
+        if self._sweeps:
+            helpers.append((self._sweep_loop, "bot-sweeps"))
+        for target, name in helpers:
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def request_stop(self) -> None:
+        """Make :meth:`run` return soon (safe in a signal handler)."""
+        self._stop.set()
+        self._sweep_now.set()
+        with self._changed:
+            self._changed.notify_all()
+
+    def stop(self, wait: bool = True) -> None:
+        """Claim no more games; with ``wait``, let the plays under way finish."""
+        self.request_stop()
+        self._pool.shutdown(wait=wait, cancel_futures=True)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(5)
+
+    # -- finding work ------------------------------------------------------------------
+
+    def _listen(self) -> None:
+        while not self._stop.is_set():
+            try:
+                pubsub = self._due.hints()
+            except StoreUnavailable as exc:
+                log.warning("bot hints: %s", exc)
+                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+                continue
+            try:
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=LISTEN_SECONDS)
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":
+                        self._subscribed.set()
+                        self._sweep_now.set()  # hints published meanwhile were missed
+                    elif message["type"] == "message":
+                        slot, due_ms = message["data"].split()
+                        with self._changed:
+                            self._schedule(int(slot), int(due_ms))
+            except Exception as exc:  # a dropped connection: subscribe anew
+                log.warning("bot hints: %s", exc)
+                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+            finally:
+                try:
+                    pubsub.close()
+                except Exception:
+                    pass
+
+    def _schedule(self, slot: int, due_ms: int) -> None:
+        """Look at ``slot`` at ``due_ms`` (at once if it is due), unless a timer of it
+        is set sooner already.  Called holding the lock."""
+        if due_ms <= now_ms():
+            self._ready.add(slot)
+            self._changed.notify_all()
+            return
+        if self._next.get(slot, due_ms + 1) <= due_ms:
+            return
+        self._next[slot] = due_ms
+        heapq.heappush(self._timers, (due_ms, slot))
+        self._changed.notify_all()
+
+    def _sweep_loop(self) -> None:
+        """Sweep at once, then every ``BOT_SWEEP_SECONDS`` or when asked."""
+        self._sweep_now.set()
+        while not self._stop.is_set():
+            self._sweep_now.wait(self._config.bot_sweep_seconds)
+            self._sweep_now.clear()
+            if self._stop.is_set():
+                return
+            try:
+                for slot, due_ms in self._due.earliest():
+                    with self._changed:
+                        self._schedule(slot, due_ms)
+            except StoreUnavailable as exc:
+                log.warning("bot sweep: %s", exc)
+                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._step()
+            except StoreUnavailable as exc:
+                log.warning("bot worker: %s", exc)
+                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+
+    def _step(self) -> None:
+        with self._changed:
+            now = now_ms()
+            while self._timers and self._timers[0][0] <= now:
+                at, slot = heapq.heappop(self._timers)
+                if self._next.get(slot) == at:
+                    del self._next[slot]
+                    self._ready.add(slot)
+        self._claim()
+        with self._changed:
+            if self._stop.is_set():
+                return
+            if self._ready and self._playing < self._config.bot_concurrency:
+                return
+            wake = self._timers[0][0] / 1000 - time.time() if self._timers else LISTEN_SECONDS
+            self._changed.wait(max(0.0, min(wake, LISTEN_SECONDS)))
+
+    def _claim(self) -> None:
+        """Claim due games of the ready slots while threads are free."""
+        lease_ms = int(self._config.bot_claim_seconds * 1000)
+        while not self._stop.is_set():
+            with self._changed:
+                free = self._config.bot_concurrency - self._playing
+                if free <= 0 or not self._ready:
+                    return
+                slot = self._ready.pop()
+            at = now_ms()
+            games, next_ms = self._due.claim(slot, at, lease_ms, free)
+            with self._changed:
+                self._playing += len(games)
+                if next_ms is not None:
+                    self._schedule(slot, next_ms)  # at once when more are due
+            for game_id in games:
+                self._pool.submit(self._play, game_id, at + lease_ms)
+
+    def _play(self, game_id: str, claimed_until_ms: int) -> None:
+        """Play one claim: the game's due turn, one write; a claim that wrote nothing is
+        given back (a game gone: its entry dropped)."""
+        try:
+            written = 0
+            try:
+                written = play_due(self._store, self._config, game_id)
+            except GameNotFound:
+                pass
+            if not written:
+                restored = self._due.release(game_id, claimed_until_ms, now_ms())
+                if restored is not None:  # due later after all: told to no one else
+                    with self._changed:
+                        self._schedule(slot_of(game_id), restored)
+        except Exception:  # kept claimed: due again once its lease ends
+            log.exception("bot worker: could not play game %s", game_id)
+        finally:
+            with self._changed:
+                self._playing -= 1
+                self.plays += 1
+                self._changed.notify_all()
