@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-bot-memory bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
@@ -74,6 +74,10 @@ bench-http: install ## HTTP throughput, with its ratio to a plain Flask ceiling 
 BOTS_AB ?= --a SOLVER=c --b SOLVER=python
 bench-bots-ab: install ## bot games of two variants differing by environment, in turn: make bench-bots-ab BOTS_AB="--a X=1 --b X=0" (about 3 min)
 	$(PY) bench/bots_side_by_side.py $(BOTS_AB)
+
+BOT_MEMORY ?=
+bench-bot-memory: install ## one process playing bot games (2-8 seats, every level) for 10 min: RSS every 30 s, the memos' bytes, the slope; BOT_MEMORY="--minutes 60" for the hour
+	$(PY) bench/bot_memory.py $(BOT_MEMORY)
 
 AB ?= --a FAST_LANE=true --b FAST_LANE=false
 bench-ab: install ## two instances differing by environment, loaded in turn: make bench-ab AB="--a X=1 --b X=0"

@@ -38,6 +38,7 @@ from bench.side_by_side import variables  # noqa: E402
 from service.bots import LEVELS  # noqa: E402
 from service.bots.simulate import game_seed, play_game  # noqa: E402
 from service.config import Config  # noqa: E402
+from service.engine import byte_cache  # noqa: E402
 from service.engine.options import Options  # noqa: E402
 from service.engine.solver import switch as solver_switch  # noqa: E402
 
@@ -46,7 +47,9 @@ SEATINGS = (("strong", "basic", "random"), ("basic", "random", "strong"))
 
 def child(games: int, seed: str) -> dict[str, Any]:
     """One run in this process, configured from its environment."""
-    solver_switch.use_c(Config.from_env().solver == "C")  # as create_app does
+    config = Config.from_env()
+    solver_switch.use_c(config.solver == "C")  # as create_app does
+    byte_cache.configure(config.bot_cache_mb << 20)
     samples: dict[str, list[tuple[int, float]]] = {level: [] for level in LEVELS}
     totals = []
     started = time.perf_counter()

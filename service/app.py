@@ -28,6 +28,7 @@ from service.api.spec import finalize_spec
 from service.api.stream_caps import StreamCaps
 from service.bots import expert
 from service.config import Config
+from service.engine import byte_cache
 from service.engine.solver import switch as solver_switch
 from service.hosting.apps import AppDirectory
 from service.hosting.players import PLAYER_ID_PATTERN
@@ -135,6 +136,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     config = config or Config.from_env()
     logs.configure(config.log_level)
     solver_switch.use_c(config.solver == "C")
+    byte_cache.configure(config.bot_cache_mb << 20)
     expert.use_samples(config.bot_expert_samples)
     if config.redis_url is None:
         log.warning(

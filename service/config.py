@@ -229,6 +229,14 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "Python) or `python` (the Python alone). The same answers either way.",
     ),
     EnvVar(
+        "BOT_CACHE_MB",
+        "64",
+        "Megabytes (MiB) a process that plays bots may spend on the bots' and the hand "
+        "solver's memos, all together (least recently used entries, or the bots' search memo "
+        "as a whole, are dropped past it). Smaller costs decision time: see "
+        "docs/PERFORMANCE.md.",
+    ),
+    EnvVar(
         "BOT_EXPERT_SAMPLES",
         "16",
         "The `expert` bot's budget per decision: how many samples of the hidden cards it "
@@ -458,6 +466,7 @@ class Config:
     auth_mode: str = "OPEN"
     fast_lane: bool = True
     solver: str = "C"
+    bot_cache_mb: int = 64
     bot_expert_samples: int = 16
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
@@ -586,6 +595,7 @@ class Config:
             auth_mode=env.choice("AUTH_MODE", ("OPEN", "APPS")),
             fast_lane=env.boolean("FAST_LANE"),
             solver=env.choice("SOLVER", ("C", "PYTHON")),
+            bot_cache_mb=env.integer("BOT_CACHE_MB", minimum=1, maximum=65536),
             bot_expert_samples=env.integer("BOT_EXPERT_SAMPLES", minimum=1, maximum=1000),
             trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", minimum=0, maximum=10),
             cors_origins=tuple(

@@ -24,16 +24,48 @@ Bots never submit melds of their own: they only ever pick from the view's
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
-from typing import ClassVar
 
+from cachetools import LRUCache
+
+from service.engine.byte_cache import DICT_SLOT, ClearingMemo, tuple_bytes
 from service.engine.cards import JOKER_ID, Card, Rank
 from service.engine.options import Aces, Options
 from service.engine.rules import points_table
 from service.engine.solver import best_arrangement
 
 INF = 10**6
-_MEMO_LIMIT = 400_000
+
+SEARCHES = ClearingMemo("evaluator.searches", 0.5)
+"""The recursion's memo, of every context: ``(context, naturals, wilds,
+melded, need)`` -> deadwood.  Each entry weighs its key's tuples, a dict slot
+and (past the small ints) its value (:func:`_search_bytes`)."""
+HANDS = ClearingMemo("evaluator.hands", 0.2)
+"""Whole hands, of every context: ``(context, hand, discard)`` -> deadwood."""
+
+_KEY5 = tuple_bytes(5)
+_KEY3 = tuple_bytes(3)
+_BIG_INT = 32  # an int past the interpreter's small ones (deadwood of INF)
+_numbers = itertools.count(1000)  # never a small int: each context keeps its own
+
+
+_SEARCH_ENTRY = _KEY5 + tuple_bytes(0) + DICT_SLOT
+"""Bytes of one entry of :data:`SEARCHES`, before 8 a natural and the wilds'
+tuple (counted as its own, though a slice of the whole tuple is often the
+tuple itself): written out in :meth:`Context._rec`, the innermost loop.
+
+>>> from service.engine.byte_cache import tuple_bytes
+>>> _SEARCH_ENTRY + 8 * 5 + (tuple_bytes(0) + 8 * 2) == (
+...     _KEY5 + tuple_bytes(5) + tuple_bytes(2) + DICT_SLOT)
+True
+"""
+_WILDS_TUPLE = tuple_bytes(0)
+
+
+def _hand_bytes(n_cards: int, value: int) -> int:
+    """Bytes of one entry of :data:`HANDS`."""
+    return _KEY3 + tuple_bytes(n_cards) + DICT_SLOT + (_BIG_INT if value > 256 else 0)
 
 
 def ids(cards: Iterable[Card]) -> tuple[int, ...]:
@@ -46,32 +78,51 @@ def codes_to_ids(codes: Iterable[str]) -> tuple[int, ...]:
     return tuple(sorted(Card.parse(c).id for c in codes))
 
 
-class Context:
-    """Rules and wild rank of one round, with the memo shared by its evaluations."""
+def scoring(options: Options) -> Options:
+    """The options an evaluation depends on (the rest, the decks or the number of
+    rounds, change no hand's deadwood): the key of a :class:`Context`, so that
+    games differing only in the others share one.
 
-    _cache: ClassVar[dict[tuple[object, ...], Context]] = {}
+    >>> from service.engine.options import preset
+    >>> scoring(Options(extra_rounds=2, decks=3)) == scoring(Options())
+    True
+    >>> scoring(preset("finnish")) == scoring(Options())
+    False
+    """
+    return Options(
+        aces=options.aces,
+        face_card_points=options.face_card_points,
+        unused_wild_points=options.unused_wild_points,
+        max_wilds_per_meld=options.max_wilds_per_meld,
+        all_wild_melds=options.all_wild_melds,
+    )
+
+
+class Context:
+    """Rules and wild rank of one round; its evaluations are memoized in
+    :data:`SEARCHES` and :data:`HANDS`, keyed by the context's number."""
+
+    _cache: LRUCache[tuple[Rank, Options], Context] = LRUCache(64)
+    """The contexts in use (a few hundred bytes each: the memos are apart)."""
 
     def __init__(self, wild_rank: Rank, options: Options) -> None:
+        self.number = next(_numbers)
         self.wild_rank = wild_rank
-        self.options = options
+        self.options = scoring(options)
         self.points = points_table(wild_rank, options)
         self.wild_lo = (int(wild_rank) - 1) * 4
         self.limit = options.max_wilds_per_meld
         self.aces_high = options.aces is Aces.HIGH_OR_LOW
         self.all_wild = options.all_wild_melds
-        self._memo: dict[tuple[object, ...], int] = {}
-        self._hands: dict[tuple[tuple[int, ...], bool | None], int] = {}
 
     @classmethod
     def get(cls, wild_rank: Rank | str, options: Options) -> Context:
         """The shared context for these rules (cached)."""
         rank = wild_rank if isinstance(wild_rank, Rank) else Rank.parse(wild_rank)
-        key = (rank, options)
+        key = (rank, scoring(options))
         ctx = cls._cache.get(key)
         if ctx is None:
-            if len(cls._cache) > 64:
-                cls._cache.clear()
-            ctx = cls._cache[key] = cls(rank, options)
+            ctx = cls._cache[key] = cls(rank, key[1])
         return ctx
 
     def is_wild(self, card_id: int) -> bool:
@@ -93,14 +144,12 @@ class Context:
 
     def _exact(self, hand: tuple[int, ...]) -> int:
         # With a wild limit a wild-rank card playing as itself matters: ask the engine.
-        key = (hand, None)
-        found = self._hands.get(key)
+        key = (self.number, hand, None)
+        found: int | None = HANDS.data.get(key)
         if found is None:
             cards = [Card.from_id(c) for c in hand]
             found = best_arrangement(cards, self.wild_rank, self.options).points
-            if len(self._hands) > _MEMO_LIMIT:
-                self._hands.clear()
-            self._hands[key] = found
+            HANDS.add(key, found, _hand_bytes(len(hand), found))
         return found
 
     def best_discards(self, hand: Sequence[int]) -> list[tuple[int, int]]:
@@ -118,19 +167,16 @@ class Context:
     # -- search -------------------------------------------------------------
 
     def _eval(self, hand: tuple[int, ...], discard: bool) -> int:
-        key = (hand, discard)
-        found = self._hands.get(key)
+        key = (self.number, hand, discard)
+        found: int | None = HANDS.data.get(key)
         if found is not None:
             return found
         nats = tuple(c for c in hand if not self.is_wild(c))
         wilds = tuple(sorted((self.points[c] for c in hand if self.is_wild(c)), reverse=True))
-        if len(self._memo) > _MEMO_LIMIT:
-            self._memo.clear()
-            self._hands.clear()
         value = self._rec(nats, wilds, False, discard)
         if discard and wilds:
             value = min(value, self._rec(nats, wilds[1:], False, False))
-        self._hands[key] = value
+        HANDS.add(key, value, _hand_bytes(len(hand), value))
         return value
 
     def _leftover(self, wilds: tuple[int, ...], melded: bool, need: bool) -> int:
@@ -149,9 +195,8 @@ class Context:
     def _rec(self, nats: tuple[int, ...], wilds: tuple[int, ...], melded: bool, need: bool) -> int:
         if not nats:
             return self._leftover(wilds, melded, need)
-        key = (nats, wilds, melded, need)
-        memo = self._memo
-        found = memo.get(key)
+        key = (self.number, nats, wilds, melded, need)
+        found: int | None = SEARCHES.data.get(key)
         if found is not None:
             return found
         c = nats[0]
@@ -208,5 +253,10 @@ class Context:
                     stack.append((nxt, rem2, used, span2))
                 if used + 1 <= cap:
                     stack.append((nxt, remaining, used + 1, span + 1))
-        memo[key] = best
+        size = _SEARCH_ENTRY + 8 * len(nats)
+        if nw:
+            size += _WILDS_TUPLE + 8 * nw
+        if best > 256:
+            size += _BIG_INT
+        SEARCHES.add(key, best, size)
         return best

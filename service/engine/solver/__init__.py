@@ -18,8 +18,8 @@ go to the bounded lay-off search of :mod:`service.engine.solver.table`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
+from service.engine.byte_cache import LRUMemo
 from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, Meld
 from service.engine.options import Options
@@ -27,6 +27,12 @@ from service.engine.solver.hand import going_out_plans, solve_hand
 from service.engine.solver.plan import finish, melds_of
 from service.engine.solver.table import best_with_table
 from service.engine.solver.work_budget import WORK_BUDGET, Budget
+
+ARRANGEMENTS = LRUMemo("solver.arrangements", 0.15)
+"""Memo of :func:`best_arrangement` (a view and its legal moves ask for the same
+hand; the bots' exact evaluations under a wild limit ask again and again)."""
+GOING_OUT = LRUMemo("solver.going_out", 0.05)
+"""Memo of :func:`going_out_melds`."""
 
 
 def best_arrangement(
@@ -58,15 +64,14 @@ def best_arrangement(
 
 def clear_memos() -> None:
     """Forget every memoized hand (for benchmarks that time cold solves)."""
-    _best_cached.cache_clear()
-    _going_out_cached.cache_clear()
+    ARRANGEMENTS.clear()
+    GOING_OUT.clear()
 
 
 def arrangements_asked() -> int:
     """How many arrangements were asked of :func:`best_arrangement`'s memo so far,
     found there or not (counted by the memo)."""
-    info = _best_cached.cache_info()
-    return info.hits + info.misses
+    return ARRANGEMENTS.hits + ARRANGEMENTS.misses
 
 
 def _key(cards: Sequence[Card]) -> tuple[int, ...]:
@@ -74,7 +79,7 @@ def _key(cards: Sequence[Card]) -> tuple[int, ...]:
     return tuple(sorted([c.id for c in cards]))
 
 
-@lru_cache(maxsize=8192)
+@ARRANGEMENTS.memoize
 def _best_cached(
     ids: tuple[int, ...], wild_rank: Rank, options: Options, table: tuple[Meld, ...]
 ) -> Arrangement:
@@ -137,7 +142,7 @@ def going_out_discards(
     return [(Card.from_id(i), melds_of(solved[1], wild_rank, options)) for i, solved in found]
 
 
-@lru_cache(maxsize=8192)
+@GOING_OUT.memoize
 def _going_out_cached(
     ids: tuple[int, ...], wild_rank: Rank, options: Options
 ) -> tuple[Meld, ...] | None:

@@ -6,9 +6,9 @@ for free laid off (``lay_off``), and the melds and deadwood of an
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from operator import attrgetter
 
+from service.engine.byte_cache import LRUMemo
 from service.engine.cards import Card, Rank
 from service.engine.melds import Arrangement, LayOff, Meld, MeldKind, classify_meld, split_wilds
 from service.engine.options import Options
@@ -206,7 +206,11 @@ def melds_of(groups: list[list[Card]], wild_rank: Rank, options: Options) -> tup
     return tuple([meld_of(tuple(sorted([c.id for c in g])), wild_rank, options) for g in groups])
 
 
-@lru_cache(maxsize=8192)
+MELDS = LRUMemo("solver.melds", 0.05)
+"""Memo of :func:`meld_of`."""
+
+
+@MELDS.memoize
 def meld_of(ids: tuple[int, ...], wild_rank: Rank, options: Options) -> Meld:
     """The meld that a group of a plan forms (valid by construction), keyed by
     its sorted card ids: :func:`classify_meld` puts the cards in order itself,

@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import product
 
+from service.engine.byte_cache import DICT_SLOT, ClearingMemo, footprint
+
 INF = 1 << 30
 # A plan step: (natural ids of the meld, wilds it needs, "set" or "run"),
 # or ("designate", id) in mode one.
@@ -78,12 +80,11 @@ class Result:
         self.wr_shift = 0
 
 
-MEMO_LIMIT = 200_000
-"""Entries kept by each of the search's own memos (sets of a rank, runs of a
-suit): they only depend on the cards of one rank or suit, so they are shared by
-every solve; past this size a memo is emptied (a few MB at most)."""
-
-_SETS: dict[int, list[tuple[int, int]]] = {}
+_SETS = ClearingMemo("solver.sets", 0.01)
+"""The search's own memos (sets of a rank, here, and runs of a suit,
+:data:`_WALKS`): they only depend on the cards of one rank or suit, so they are
+shared by every solve; each is emptied past its share of the bots' budget
+(:mod:`service.engine.byte_cache`)."""
 
 
 def _set_options(rest: int, base: int) -> list[tuple[int, int]]:
@@ -93,16 +94,14 @@ def _set_options(rest: int, base: int) -> list[tuple[int, int]]:
     shift = base << 2
     pattern = (rest >> shift) & 0xFFFF
     memo_key = (base << 16) | pattern
-    subs = _SETS.get(memo_key)
+    subs: list[tuple[int, int]] | None = _SETS.data.get(memo_key)
     if subs is None:
         counts = [(pattern >> (k << 2)) & 15 for k in range(4)]
         subs = []
         for t in product(*(range(c + 1) for c in counts)):
             subs.append((sum(n << (k << 2) for k, n in enumerate(t)) << shift, sum(t)))
         subs.sort(key=lambda x: -x[1])
-        if len(_SETS) >= MEMO_LIMIT:
-            _SETS.clear()
-        _SETS[memo_key] = subs
+        _SETS.add(memo_key, subs, DICT_SLOT + footprint(memo_key) + footprint(subs))
     return subs
 
 
@@ -110,19 +109,17 @@ SUIT_MASK = sum(0xF << (k << 4) for k in range(13))
 """The count nibbles of one suit (of suit 0; shift by ``4 * suit``) in a packed multiset."""
 
 Walk = tuple[int, int, int, tuple[int, ...]]
-_WALKS: dict[tuple[int, int, bool, int, bool], list[Walk]] = {}
+_WALKS = ClearingMemo("solver.walks", 0.04)
 
 
 def _walks(rest: int, i: int, high: bool, max_gaps: int, skip: bool) -> list[Walk]:
     """:func:`_find_walks`, memoized by the cards of ``i``'s suit in ``rest``
     (nothing else decides the runs)."""
     memo_key = (rest & (SUIT_MASK << ((i & 3) << 2)), i, high, max_gaps, skip)
-    found = _WALKS.get(memo_key)
+    found: list[Walk] | None = _WALKS.data.get(memo_key)
     if found is None:
         found = _find_walks(rest, i, high, max_gaps, skip)
-        if len(_WALKS) >= MEMO_LIMIT:
-            _WALKS.clear()
-        _WALKS[memo_key] = found
+        _WALKS.add(memo_key, found, DICT_SLOT + footprint(memo_key) + footprint(found))
     return found
 
 
