@@ -26,10 +26,8 @@ from service.api.schemas import (
 from service.api.schemas.fields import component_property
 from service.api.spec import finalize_spec
 from service.api.stream_caps import StreamCaps
-from service.bots import expert
 from service.config import Config
-from service.engine import byte_cache
-from service.engine.solver import switch as solver_switch
+from service.hosting import bot_turns
 from service.hosting.apps import AppDirectory
 from service.hosting.players import PLAYER_ID_PATTERN
 from service.hosting.tokens import GAME_ID_PATTERN
@@ -135,9 +133,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     """Build the app for ``config`` (default: from the environment)."""
     config = config or Config.from_env()
     logs.configure(config.log_level)
-    solver_switch.use_c(config.solver == "C")
-    byte_cache.configure(config.bot_cache_mb << 20)
-    expert.use_samples(config.bot_expert_samples)
+    bot_turns.configure(config)
     if config.redis_url is None:
         log.warning(
             "REDIS_URL is not set: games live in an embedded in-process store "

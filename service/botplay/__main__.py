@@ -22,7 +22,8 @@ from service import logs
 from service.botplay.worker import BotWorker
 from service.bots import expert
 from service.config import Config
-from service.engine.solver import switch as solver_switch
+from service.engine import byte_cache
+from service.hosting import bot_turns
 from service.store import GameStore
 
 log = logging.getLogger("service.botplay")  # not "__main__": the service's logs are "service.*"
@@ -34,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     config = Config.from_env()
     logs.configure(config.log_level)
-    solver_switch.use_c(config.solver == "C")  # the bots' settings, as the server's process
-    expert.use_samples(config.bot_expert_samples)  # takes them in create_app
+    bot_turns.configure(config)
     if config.embedded_store:
         log.error(
             "set REDIS_URL: without it the store is embedded in the server's process "
@@ -52,7 +52,12 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    log.info("bot worker started (solver %s, expert samples %d)", config.solver, expert.samples())
+    log.info(
+        "bot worker started (solver %s, expert samples %d, memos %d MB)",
+        config.solver,
+        expert.samples(),
+        byte_cache.budget() >> 20,
+    )
     worker.run()
     worker.stop(wait=True)
     return 0

@@ -15,10 +15,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from service import bots
+from service.bots import expert
 from service.bots.turn_rng import turn_rng
+from service.config import Config
+from service.engine import byte_cache
 from service.engine.errors import InvalidOptionError
 from service.engine.game_events import Event
 from service.engine.shuffle import Shuffler
+from service.engine.solver import switch as solver_switch
 from service.engine.state import State
 from service.engine.view import observe
 
@@ -31,6 +35,16 @@ the costliest bot (``strong``, 8 seats, its history read) stays well under a sec
 When bots are left to play, the game is due again at once, and a bot worker plays the
 next stretch in a write of its own (:mod:`service.hosting.due_turns`), after the games
 due before it."""
+
+
+def configure(config: Config) -> None:
+    """Apply ``config``'s process-wide settings of the bots' play: the hand solver
+    (``SOLVER``), the memos' byte budget (``BOT_CACHE_MB``) and the expert's samples
+    (``BOT_EXPERT_SAMPLES``).  Every process that plays or evaluates calls it at start:
+    the server (its evaluator) and the bot worker."""
+    solver_switch.use_c(config.solver == "C")
+    byte_cache.configure(config.bot_cache_mb << 20)
+    expert.use_samples(config.bot_expert_samples)
 
 
 def check_bot_level(level: str, field: str) -> None:

@@ -300,10 +300,15 @@ def test_sigterm_stops_a_worker_cleanly(
     """SIGTERM: the worker claims no more, finishes what it plays, and exits 0.  It
     plays with the bots' settings of its environment (as the server would)."""
     log = tmp_path / "bots.log"
-    settings = {"LOG_LEVEL": "INFO", "BOT_EXPERT_SAMPLES": "5", "SOLVER": "python"}
+    settings = {
+        "LOG_LEVEL": "INFO",
+        "BOT_EXPERT_SAMPLES": "5",
+        "SOLVER": "python",
+        "BOT_CACHE_MB": "48",
+    }
     worker = WorkerProcess(redis_url, settings, log, module="service.botplay")
     wait_until(lambda: "bot worker started" in log.read_text(), 30, "the worker starts")
-    assert "bot worker started (solver PYTHON, expert samples 5)" in log.read_text()
+    assert "bot worker started (solver PYTHON, expert samples 5, memos 48 MB)" in log.read_text()
     worker.stop()
     assert worker.process.returncode == 0
     assert "bot worker stopping (signal 15)" in log.read_text()
