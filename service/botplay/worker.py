@@ -33,125 +33,47 @@ under way finish (a stretch takes under a second), and the worker exits.
 
 from __future__ import annotations
 
-import heapq
 import logging
-import threading
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from service.config import Config
 from service.hosting.due_turns import play_due
 from service.store import GameNotFound, GameStore
 from service.store.due_games import DueGames
 from service.store.keys import slot_of
-from service.store.store_errors import StoreUnavailable
+from service.workers.slot_worker import SlotWorker, now_ms
 
 log = logging.getLogger(__name__)
 
-LISTEN_SECONDS = 1.0
-"""The listener waits this long for a hint before checking that it should go on."""
-RECONNECT_PAUSE_SECONDS = 1.0
 
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-class BotWorker:
+class BotWorker(SlotWorker):
     """Plays the due turns of the games in a store (see the module's docstring)."""
 
     def __init__(self, store: GameStore, config: Config, *, sweeps: bool = True) -> None:
         """``sweeps=False`` for a worker that lives in the only process using its store
         (the embedded one): no hint can be missed and no other worker can die there."""
+        super().__init__(
+            "bots",
+            concurrency=config.bot_concurrency,
+            sweeps=sweeps,
+            sweep_seconds=config.bot_sweep_seconds,
+        )
         self._store = store
         self._config = config
-        self._sweeps = sweeps
         self._due = DueGames(store.client)
-        self._stop = threading.Event()
-        self._changed = threading.Condition()
-        self._ready: set[int] = set()
-        self._timers: list[tuple[int, int]] = []  # (due ms, slot), a heap
-        self._next: dict[int, int] = {}  # slot -> its earliest timer (ms)
         self._playing = 0
-        self._sweep_now = threading.Event()
-        self._pool = ThreadPoolExecutor(config.bot_concurrency, thread_name_prefix="bots")
-        self._subscribed = threading.Event()
-        self._threads: list[threading.Thread] = []
         self.plays = 0
         """Claims played (written or not), for tests and logs."""
 
-    # -- running ---------------------------------------------------------------------
-
-    def start(self) -> BotWorker:
-        """Run in threads of this process; returns once the hints are subscribed."""
-        self._start_helpers()
-        thread = threading.Thread(target=self._run, name="bot-worker", daemon=True)
-        thread.start()
-        self._threads.append(thread)
-        self._subscribed.wait(10)
-        return self
-
-    def run(self) -> None:
-        """Run until :meth:`request_stop` (the listener and the sweeps in threads, the
-        loop in this one)."""
-        self._start_helpers()
-        self._run()
-
-    def _start_helpers(self) -> None:
-        helpers: list[tuple[Callable[[], None], str]] = [(self._listen, "bot-hints")]
-        if self._sweeps:
-            helpers.append((self._sweep_loop, "bot-sweeps"))
-        for target, name in helpers:
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    def request_stop(self) -> None:
-        """Make :meth:`run` return soon (safe in a signal handler)."""
-        self._stop.set()
-        self._sweep_now.set()
-        with self._changed:
-            self._changed.notify_all()
-
-    def stop(self, wait: bool = True) -> None:
-        """Claim no more games; with ``wait``, let the plays under way finish."""
-        self.request_stop()
-        self._pool.shutdown(wait=wait, cancel_futures=True)
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join(5)
-
     # -- finding work ------------------------------------------------------------------
 
-    def _listen(self) -> None:
-        while not self._stop.is_set():
-            try:
-                pubsub = self._due.hints()
-            except StoreUnavailable as exc:
-                log.warning("bot hints: %s", exc)
-                self._stop.wait(RECONNECT_PAUSE_SECONDS)
-                continue
-            try:
-                while not self._stop.is_set():
-                    message = pubsub.get_message(timeout=LISTEN_SECONDS)
-                    if message is None:
-                        continue
-                    if message["type"] == "subscribe":
-                        self._subscribed.set()
-                        self._sweep_now.set()  # hints published meanwhile were missed
-                    elif message["type"] == "message":
-                        slot, due_ms = message["data"].split()
-                        with self._changed:
-                            self._schedule(int(slot), int(due_ms))
-            except Exception as exc:  # a dropped connection: subscribe anew
-                log.warning("bot hints: %s", exc)
-                self._stop.wait(RECONNECT_PAUSE_SECONDS)
-            finally:
-                try:
-                    pubsub.close()
-                except Exception:
-                    pass
+    def _hints(self) -> Any:
+        return self._due.hints()
+
+    def _on_hint(self, data: Any) -> None:
+        slot, due_ms = data.split()
+        with self._changed:
+            self._schedule(int(slot), int(due_ms))
 
     def _schedule(self, slot: int, due_ms: int) -> None:
         """Look at ``slot`` at ``due_ms`` (at once if it is due), unless a timer of it
@@ -159,53 +81,24 @@ class BotWorker:
         if due_ms <= now_ms():
             self._ready.add(slot)
             self._changed.notify_all()
-            return
-        if self._next.get(slot, due_ms + 1) <= due_ms:
-            return
-        self._next[slot] = due_ms
-        heapq.heappush(self._timers, (due_ms, slot))
-        self._changed.notify_all()
+        else:
+            self._set_timer(slot, due_ms)
 
-    def _sweep_loop(self) -> None:
-        """Sweep at once, then every ``BOT_SWEEP_SECONDS`` or when asked."""
-        self._sweep_now.set()
-        while not self._stop.is_set():
-            self._sweep_now.wait(self._config.bot_sweep_seconds)
-            self._sweep_now.clear()
-            if self._stop.is_set():
-                return
-            try:
-                for slot, due_ms in self._due.earliest():
-                    with self._changed:
-                        self._schedule(slot, due_ms)
-            except StoreUnavailable as exc:
-                log.warning("bot sweep: %s", exc)
-                self._stop.wait(RECONNECT_PAUSE_SECONDS)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._step()
-            except StoreUnavailable as exc:
-                log.warning("bot worker: %s", exc)
-                self._stop.wait(RECONNECT_PAUSE_SECONDS)
+    def _sweep(self) -> None:
+        for slot, due_ms in self._due.earliest():
+            with self._changed:
+                self._schedule(slot, due_ms)
 
     def _step(self) -> None:
         with self._changed:
-            now = now_ms()
-            while self._timers and self._timers[0][0] <= now:
-                at, slot = heapq.heappop(self._timers)
-                if self._next.get(slot) == at:
-                    del self._next[slot]
-                    self._ready.add(slot)
+            self._ready.update(self._due_timers())
         self._claim()
         with self._changed:
             if self._stop.is_set():
                 return
             if self._ready and self._playing < self._config.bot_concurrency:
                 return
-            wake = self._timers[0][0] / 1000 - time.time() if self._timers else LISTEN_SECONDS
-            self._changed.wait(max(0.0, min(wake, LISTEN_SECONDS)))
+            self._wait()
 
     def _claim(self) -> None:
         """Claim due games of the ready slots while threads are free."""

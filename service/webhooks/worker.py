@@ -51,16 +51,12 @@ hit by every worker at once), until
 
 from __future__ import annotations
 
-import heapq
 import logging
 import os
 import random
 import socket
-import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -69,9 +65,9 @@ import orjson
 from service.config import Config
 from service.store.outbox import Delivery, Outbox
 from service.store.redis_client import RedisClient
-from service.store.store_errors import StoreUnavailable
 from service.webhooks import signing
 from service.webhooks.sender import Outcome, Sender
+from service.workers.slot_worker import SlotWorker
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +75,6 @@ FIRST_RETRY_SECONDS = 1.0
 MAX_RETRY_SECONDS = 3600.0
 BATCH = 64
 """Deliveries of one slot taken at once."""
-LISTEN_SECONDS = 1.0
-"""The listener waits this long for a hint before checking that it should go on."""
-RECONNECT_PAUSE_SECONDS = 1.0
 
 
 def retry_delay(attempt: int, rng: random.Random | None = None) -> float:
@@ -104,7 +97,7 @@ def consumer_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{random.getrandbits(32):08x}"
 
 
-class DeliveryWorker:
+class DeliveryWorker(SlotWorker):
     """Delivers the webhooks queued in a Redis (see the module's docstring)."""
 
     def __init__(
@@ -117,6 +110,12 @@ class DeliveryWorker:
     ) -> None:
         """``sweeps=False`` for a worker that lives in the only process using its store
         (the embedded one): no hint can be missed and no other worker can die there."""
+        super().__init__(
+            "webhook",
+            concurrency=config.webhook_concurrency,
+            sweeps=sweeps,
+            sweep_seconds=config.webhook_sweep_seconds,
+        )
         self._outbox = Outbox(client, log_ttl_seconds=config.game_ttl_seconds)
         self._config = config
         self._sender = sender or Sender(
@@ -124,131 +123,25 @@ class DeliveryWorker:
             allow_http=config.webhook_allow_http,
             allow_loopback=config.webhook_allow_loopback,
         )
-        self._sweeps = sweeps
         self.name = consumer_name()
-        self._stop = threading.Event()
-        self._changed = threading.Condition()
-        self._ready: set[int] = set()
         self._busy: dict[int, int] = {}  # slot -> its batch's games still being sent
         self._full: set[int] = set()  # slots whose last batch was full: read again
-        self._timers: list[tuple[float, int]] = []
-        self._next: dict[int, float] = {}  # slot -> its earliest timer
-        self._sweep_now = threading.Event()
-        self._pool = ThreadPoolExecutor(config.webhook_concurrency, thread_name_prefix="webhook")
         self._sending: dict[str, int] = {}  # receiver -> its games being sent
         self._waiting: dict[str, deque[tuple[int, list[Delivery]]]] = {}  # at their cap
-        self._subscribed = threading.Event()
-        self._threads: list[threading.Thread] = []
-
-    # -- running ---------------------------------------------------------------------
-
-    def start(self) -> DeliveryWorker:
-        """Run in threads of this process; returns once the hints are subscribed."""
-        self._start_helpers()
-        thread = threading.Thread(target=self._run, name="webhook-worker", daemon=True)
-        thread.start()
-        self._threads.append(thread)
-        self._subscribed.wait(10)
-        return self
-
-    def run(self) -> None:
-        """Run until :meth:`stop` (the listener and the sweeps in threads, the loop in
-        this one)."""
-        self._start_helpers()
-        self._run()
-
-    def _start_helpers(self) -> None:
-        helpers = [(self._listen, "webhook-hints")]
-        if self._sweeps:
-            helpers.append((self._sweep_loop, "webhook-sweeps"))
-        for target, name in helpers:
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    def request_stop(self) -> None:
-        """Make :meth:`run` return soon (safe in a signal handler)."""
-        self._stop.set()
-        self._sweep_now.set()
-        with self._changed:
-            self._changed.notify_all()
-
-    def stop(self, wait: bool = True) -> None:
-        """Stop taking deliveries; with ``wait``, let the attempts under way finish."""
-        self.request_stop()
-        self._pool.shutdown(wait=wait, cancel_futures=True)
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join(5)
 
     # -- finding work ------------------------------------------------------------------
 
-    def _listen(self) -> None:
-        while not self._stop.is_set():
-            try:
-                pubsub = self._outbox.hints()
-            except StoreUnavailable as exc:
-                log.warning("webhook hints: %s", exc)
-                self._stop.wait(RECONNECT_PAUSE_SECONDS)
-                continue
-            try:
-                while not self._stop.is_set():
-                    message = pubsub.get_message(timeout=LISTEN_SECONDS)
-                    if message is None:
-                        continue
-                    if message["type"] == "subscribe":
-                        self._subscribed.set()
-                        self._mark(sweep=True)  # hints published meanwhile were missed
-                    elif message["type"] == "message":
-                        self._mark(int(message["data"]))
-            except Exception as exc:  # a dropped connection: subscribe anew
-                log.warning("webhook hints: %s", exc)
-                self._stop.wait(RECONNECT_PAUSE_SECONDS)
-            finally:
-                try:
-                    pubsub.close()
-                except Exception:
-                    pass
+    def _hints(self) -> Any:
+        return self._outbox.hints()
 
-    def _mark(self, slot: int | None = None, *, sweep: bool = False) -> None:
-        if sweep:
-            self._sweep_now.set()
+    def _on_hint(self, data: Any) -> None:
         with self._changed:
-            if slot is not None:
-                self._ready.add(slot)
+            self._ready.add(int(data))
             self._changed.notify_all()
 
-    def _sweep_loop(self) -> None:
-        """Sweep at once, then every ``WEBHOOK_SWEEP_SECONDS`` or when asked (in a thread
-        of its own: the main loop goes on taking what the hints announce meanwhile)."""
-        self._sweep_now.set()
-        while not self._stop.is_set():
-            self._sweep_now.wait(self._config.webhook_sweep_seconds)
-            self._sweep_now.clear()
-            if not self._stop.is_set():
-                self._survive("sweep", self._sweep)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._survive("worker", self._step)
-
-    def _survive(self, what: str, step: Callable[[], None]) -> None:
-        """Run ``step``; when Redis cannot serve it, say so and pause a moment."""
-        try:
-            step()
-        except StoreUnavailable as exc:
-            log.warning("webhook %s: %s", what, exc)
-            self._stop.wait(RECONNECT_PAUSE_SECONDS)
-
     def _step(self) -> None:
-        now = time.monotonic()
-        due = []
         with self._changed:
-            while self._timers and self._timers[0][0] <= now:
-                at, slot = heapq.heappop(self._timers)
-                if self._next.get(slot) == at:
-                    del self._next[slot]
-                    due.append(slot)
+            due = self._due_timers()
         for slot in due:
             self._promote(slot)
         with self._changed:
@@ -259,8 +152,7 @@ class DeliveryWorker:
         with self._changed:
             if self._ready.difference(self._busy) or self._stop.is_set():
                 return
-            wake = self._timers[0][0] if self._timers else float("inf")
-            self._changed.wait(max(0.0, min(wake - time.monotonic(), LISTEN_SECONDS)))
+            self._wait()
 
     def _sweep(self) -> None:
         """Look at every slot's outbox: due retries moved, stale deliveries taken over."""
@@ -279,18 +171,10 @@ class DeliveryWorker:
         _moved, length, later_ms = self._outbox.promote(slot, int(time.time() * 1000))
         with self._changed:
             if later_ms is not None:
-                self._schedule(slot, later_ms / 1000)
+                self._set_timer(slot, later_ms)
             if length:
                 self._ready.add(slot)
         return length
-
-    def _schedule(self, slot: int, at: float) -> None:
-        """Look at ``slot`` again at ``at`` (Unix time), unless it is due sooner already.
-        Called holding the lock."""
-        due = time.monotonic() + at - time.time()
-        if self._next.get(slot, float("inf")) > due:
-            self._next[slot] = due
-            heapq.heappush(self._timers, (due, slot))
 
     # -- delivering ------------------------------------------------------------------------
 
@@ -389,7 +273,7 @@ class DeliveryWorker:
         )
         if settled and retry_at is not None:
             with self._changed:
-                self._schedule(delivery.slot, retry_at)
+                self._set_timer(delivery.slot, int(retry_at * 1000))
         if not outcome.delivered:
             log.info(
                 "webhook %s of game %s, attempt %d: %s",

@@ -1,0 +1,1 @@
+"""What the background workers share (:mod:`service.workers.slot_worker`)."""
