@@ -14,53 +14,31 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import signal
 import sys
-from typing import Any
 
-from service import logs
 from service.botplay.worker import BotWorker
 from service.bots import expert
-from service.config import Config
 from service.engine import byte_cache
 from service.hosting import bot_turns
 from service.store import GameStore
+from service.workers.process import serve, worker_config
 
 log = logging.getLogger("service.botplay")  # not "__main__": the service's logs are "service.*"
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv if argv is not None else sys.argv[1:]:
-        print(__doc__.strip(), file=sys.stderr)
+    config = worker_config(argv, __doc__ or "", log)
+    if config is None:
         return 2
-    config = Config.from_env()
-    logs.configure(config.log_level)
     bot_turns.configure(config)
-    if config.embedded_store:
-        log.error(
-            "set REDIS_URL: without it the store is embedded in the server's process "
-            "(`make run` runs a bot worker there)"
-        )
-        return 2
     # a connection for each playing thread, one for the hints, one for the sweeps
     config = dataclasses.replace(config, redis_max_connections=config.bot_concurrency + 2)
     worker = BotWorker(GameStore.from_config(config), config)
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        log.info("bot worker stopping (signal %d)", signum)
-        worker.request_stop()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    log.info(
-        "bot worker started (solver %s, expert samples %d, memos %d MB)",
-        config.solver,
-        expert.samples(),
-        byte_cache.budget() >> 20,
+    started = (
+        f" (solver {config.solver}, expert samples {expert.samples()},"
+        f" memos {byte_cache.budget() >> 20} MB)"
     )
-    worker.run()
-    worker.stop(wait=True)
-    return 0
+    return serve(worker, "bot worker", log, started)
 
 
 if __name__ == "__main__":

@@ -13,44 +13,23 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import signal
 import sys
-from typing import Any
 
-from service import logs
-from service.config import Config
 from service.store import connect
 from service.webhooks.worker import DeliveryWorker
+from service.workers.process import serve, worker_config
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("service.webhooks")  # not "__main__": the service's logs are "service.*"
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv if argv is not None else sys.argv[1:]:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    config = Config.from_env()
-    logs.configure(config.log_level)
-    if config.embedded_store:
-        log.error(
-            "set REDIS_URL: without it the store is embedded in the server's process "
-            "(`make run` runs a delivery worker there)"
-        )
+    config = worker_config(argv, __doc__ or "", log)
+    if config is None:
         return 2
     # a connection for each delivery thread's settling, one for the hints, one for reads
     config = dataclasses.replace(config, redis_max_connections=config.webhook_concurrency + 2)
     worker = DeliveryWorker(connect(config), config)
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        log.info("webhook worker %s stopping (signal %d)", worker.name, signum)
-        worker.request_stop()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    log.info("webhook worker %s started", worker.name)
-    worker.run()
-    worker.stop(wait=True)
-    return 0
+    return serve(worker, f"webhook worker {worker.name}", log)
 
 
 if __name__ == "__main__":
