@@ -124,12 +124,14 @@ class SlotWorker:
             self._changed.notify_all()
 
     def stop(self, wait: bool = True) -> None:
-        """Take no more work; with ``wait``, let the work under way finish."""
+        """Take no more work; with ``wait``, let the work under way finish.  The loop
+        ends before the pool does: work it took as it was told to stop still runs
+        (a pool shut first refuses it, and the loop's thread dies of it)."""
         self.request_stop()
-        self._pool.shutdown(wait=wait, cancel_futures=True)
         for thread in self._threads:
             if thread is not threading.current_thread():
                 thread.join(5)
+        self._pool.shutdown(wait=wait, cancel_futures=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():

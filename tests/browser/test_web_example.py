@@ -295,16 +295,29 @@ def test_a_whole_game_against_a_bot_across_an_instance_restart(
     page.until(f"window.record.reconnects > {record['reconnects']}", "the stream's end seen")
     with GunicornServer({"REDIS_URL": redis_server.url}, name="other") as other:
         auth = {"Authorization": f"Bearer {token}"}
-        for _ in range(2):  # draw, discard
-            seat_view = requests.get(
-                f"{other.url}/v1/games/{game_id}/view", headers=auth, timeout=30
-            ).json()
+
+        def on_our_turn() -> dict[str, Any]:
+            """The seat's view once it is the seat's turn: the bot worker beside
+            `other` plays the bot's in its own time."""
+            ends = time.monotonic() + 60
+            while True:
+                view: dict[str, Any] = requests.get(
+                    f"{other.url}/v1/games/{game_id}/view", headers=auth, timeout=30
+                ).json()
+                if view["legal_moves"]:
+                    return view
+                assert time.monotonic() < ends, f"our turn did not come: {view['round']}"
+                time.sleep(0.05)
+
+        for _ in range(2):  # draw and discard, or discard and (after the bot's turn) draw
+            seat_view = on_our_turn()
             requests.post(
                 f"{other.url}/v1/games/{game_id}/moves",
                 json=seat_view["legal_moves"][0],
                 headers={**auth, "If-Match": f'"{seat_view["version"]}"'},
                 timeout=30,
             ).raise_for_status()
+        on_our_turn()  # the bot's reply, if it owed one, is in: nothing more happens
         missed = server_events(other, game_id, token)[-1]["seq"]
     assert missed > last_seq
     api.start()
