@@ -61,12 +61,11 @@ def play_bots(
     seed: str,
     levels: Sequence[str | None],
     history: History | None = None,
-    recent: Sequence[Event] = (),
 ) -> list[Event]:
     """Play the turns of the bots (``levels``: each seat's bot, None for a human)
     whose turn it is in ``state``, in turn, at most :data:`BOT_MOVES_PER_CALL`
-    moves; their events (``recent``: those of the move that led here, not stored
-    yet)."""
+    moves; their events (``history``: the game's stored public events, for the
+    bots that track the cards)."""
     events: list[Event] = []
     stored: list[dict[str, Any]] | None = None
     for _move in range(BOT_MOVES_PER_CALL):
@@ -80,7 +79,7 @@ def play_bots(
         past = None
         if level in bots.TRACKING and history is not None:
             stored = history() if stored is None else stored
-            past = stored + [e.to_dict() for e in [*recent, *events] if e.is_public]
+            past = stored + [e.to_dict() for e in events if e.is_public]
         move = bots.decide(level, observe(state, seat), rng, past)
         events += marked(state.apply(seat, move), seat, "bot")
     return events

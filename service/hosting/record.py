@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hmac
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -311,12 +310,11 @@ class GameRecord:
         self,
         now: float | None = None,
         history: History | None = None,
-        recent: Sequence[Event] = (),
     ) -> list[Event]:
         """Play the bots whose turn it is (a bounded stretch), then start the next
         human's clock -- or, with bots left to play, make the game due at once.
         A bot worker's step (:mod:`service.hosting.due_turns`), never a request's."""
-        events = play_bots(self.state, self.seed, [s.bot for s in self.seats], history, recent)
+        events = play_bots(self.state, self.seed, [s.bot for s in self.seats], history)
         self.reset_deadline(now)
         return events
 
