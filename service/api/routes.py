@@ -32,6 +32,7 @@ from typing import Any
 from flask import Response
 
 from service.api import (
+    app_routes,
     fairplay_routes,
     following,
     game_routes,
@@ -188,6 +189,21 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(player_routes.blp, PLAYER + "/bar", player_routes.PlayerBar, access=Access.APP),
     Route(player_routes.blp, "/me/games", player_routes.MyGames, access=Access.PLAYER),
+    Route(
+        app_routes.blp,
+        "/app/games",
+        app_routes.AppGames,
+        {"GET": Limited(Rate.LIST)},
+        access=Access.APP,
+    ),
+    Route(app_routes.blp, "/games" + GAME + "/abort", app_routes.AbortGame, access=Access.APP),
+    Route(
+        app_routes.blp,
+        "/games" + GAME + "/players/<player_id:player_id>",
+        app_routes.RemovePlayer,
+        {"DELETE": Limited(Rate.JOIN)},
+        access=Access.APP,
+    ),
 )
 """Every endpoint of the API, in the spec's order (``/openapi.json`` and
 ``/docs`` are pages of :data:`service.api.ops_routes.docs_blp`)."""

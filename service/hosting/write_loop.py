@@ -27,7 +27,7 @@ import orjson
 
 from service.config import Config
 from service.engine.game_events import Event
-from service.hosting import lobby_listing, webhook_deliveries
+from service.hosting import app_games, lobby_listing, webhook_deliveries
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
     ChangingTooFastError,
@@ -184,11 +184,12 @@ def create_game(
     idempotency: IdempotencyRecord | None = None,
 ) -> Written:
     """Save a new game at version 1 with its first events (and the idempotency
-    record of the request that made it).  Raises :class:`GameExists`, or
+    record of the request that made it), then add it to its app's index
+    (:mod:`service.hosting.app_games`).  Raises :class:`GameExists`, or
     :class:`IdempotentReplay` when it was made by a request with the same key.
     Returns its version, 1, with its last event."""
     lobby_listing.before_write(store, config, record)
-    return store.create(
+    written = store.create(
         record.id,
         record.to_bytes(),
         events_payload(events),
@@ -196,6 +197,8 @@ def create_game(
         deliveries=webhook_deliveries.deliveries(record, events),
         **snapshot(record, 1),
     )
+    app_games.note(store, record)
+    return written
 
 
 def public_events(store: GameStore, game_id: str) -> list[dict[str, Any]]:

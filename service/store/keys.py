@@ -266,14 +266,16 @@ APPS = f"{PREFIX}:apps"
 """Set: the id of every app (:mod:`service.store.app_registry`), for listing them."""
 
 
-def app_key(app_id: str) -> str:
-    """String: an app's record (versioned JSON: name, key hashes, revoked), one slot
-    per app.
+def app_key(app_id: str, part: str = "") -> str:
+    """A key of one app, one slot per app: ``""`` the app's record (a string:
+    versioned JSON of name, key hashes, revoked), ``games`` the sorted set of its
+    games (:meth:`~service.store.app_registry.AppRegistry.note_app_game`).
 
-    >>> app_key("a1b2c3d4e5")
-    't13:app:{a1b2c3d4e5}'
+    >>> app_key("a1b2c3d4e5"), app_key("a1b2c3d4e5", "games")
+    ('t13:app:{a1b2c3d4e5}', 't13:app:{a1b2c3d4e5}:games')
     """
-    return f"{PREFIX}:app:{{{app_id}}}"
+    base = f"{PREFIX}:app:{{{app_id}}}"
+    return f"{base}:{part}" if part else base
 
 
 def player_key(tag: str, part: str = "") -> str:
