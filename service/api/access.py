@@ -14,7 +14,8 @@ before its handler on either path (Flask's hook, the fast lane), after its rate 
   credential.  Minting and revoking player tokens: an app's.  ``/v1/me/...``: a
   player's.  Health, metrics, the rulesets and the spec: anyone.
 
-Open mode checks nothing here: every request is what it was before apps.
+Open mode checks nothing here: every request is what it was before apps.  A
+request let in is labelled with its app for the metrics (:mod:`service.api.metrics`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from enum import Enum
 
 from flask import Flask, request
 
-from service.api import handlers
+from service.api import handlers, metrics
 from service.api.auth import (
     APP,
     NOT_SEATED,
@@ -72,6 +73,7 @@ def check(current: Call, access: Access, params: Mapping[str, object]) -> None:
     if directory is None or access is Access.OPEN:
         return
     game_id = params.get("game_id")
+    owner = None
     if isinstance(game_id, str):
         owner = app_of_game(game_id)
         if owner is not None and directory.live(owner) is None:
@@ -79,6 +81,7 @@ def check(current: Call, access: Access, params: Mapping[str, object]) -> None:
     found = principal(current)
     if found is None:
         if access is Access.GAME_SEAT and "ticket=" in current.environ.get("QUERY_STRING", ""):
+            _label(current, owner)
             return  # a stream ticket, which the handler checks (the events')
         raise unauthorized(NO_CREDENTIAL)
     if found.kind not in ALLOWED[access]:
@@ -86,6 +89,14 @@ def check(current: Call, access: Access, params: Mapping[str, object]) -> None:
         raise refusal("CREDENTIAL_NOT_ALLOWED", NOT_THIS.format(kind=found.kind, needs=needs))
     if isinstance(game_id, str):
         _check_game(found, access, game_id)
+    _label(current, found.app or owner)
+
+
+def _label(current: Call, app: str | None) -> None:
+    """The request's ``app`` label for the metrics: an app it was let in for (a
+    live app's credential, or a live app's game), never one a client names."""
+    if app is not None:
+        metrics.label_app(current.environ, app)
 
 
 def _check_game(found: Principal, access: Access, game_id: str) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from flask import Response
 from flask.views import MethodView
 
-from service.api import identities
+from service.api import identities, metrics
 from service.api.blueprint import Blueprint, document_errors
 from service.api.changes import ChangeOutcome, change
 from service.api.context import config, store
@@ -104,11 +104,15 @@ class AbortGame(MethodView):
         409 `GAME_ABORTED`; with the same `Idempotency-Key` it is answered as the
         first. Answers the game's view as the app sees it.
         """
-        _app()  # the route table checked that the game is the app's
+        app = _app()  # the route table checked that the game is the app's
 
         def operation(version: int, record: GameRecord) -> ChangeOutcome:
             events = game_admin.abort(record, body["reason"])
-            return ChangeOutcome(events, lambda new: (200, app_games.app_view(record, new)))
+            return ChangeOutcome(
+                events,
+                lambda new: (200, app_games.app_view(record, new)),
+                committed=lambda: metrics.GAMES_ABORTED.labels(app).inc(),
+            )
 
         return change(game_id, operation)
 

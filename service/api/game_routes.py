@@ -85,7 +85,7 @@ class Games(MethodView):
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
             return replay(idem, first.fingerprint, first.response, first.last)
-        metrics.GAMES_CREATED.inc()
+        metrics.GAMES_CREATED.labels(metrics.app_of(request.environ)).inc()
         identities.note_seated(created.body["id"], bound)
         return json_response(created.body, 201, etag=etag(1, created.last), headers=created.headers)
 

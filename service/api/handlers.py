@@ -148,9 +148,10 @@ def make_move(game_id: str) -> Response:
         finished = record.status == "finished"
 
         def count() -> None:  # once saved: a move retried after a lost race counts once
-            metrics.count_move(move.type)
+            app = metrics.app_of(this_call.environ)
+            metrics.count_move(move.type, app)
             if finished:
-                metrics.GAMES_FINISHED.inc()
+                metrics.GAMES_FINISHED.labels(app).inc()
 
         return ChangeOutcome(events, seat=seat, committed=count)
 
