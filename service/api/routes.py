@@ -193,7 +193,7 @@ ROUTES: tuple[Route, ...] = (
         app_routes.blp,
         "/app/games",
         app_routes.AppGames,
-        {"GET": Limited(Rate.LIST)},
+        {"GET": Limited(Rate.LIST, Per.TOKEN)},
         access=Access.APP,
     ),
     Route(app_routes.blp, "/games" + GAME + "/abort", app_routes.AbortGame, access=Access.APP),
@@ -201,7 +201,7 @@ ROUTES: tuple[Route, ...] = (
         app_routes.blp,
         "/games" + GAME + "/players/<player_id:player_id>",
         app_routes.RemovePlayer,
-        {"DELETE": Limited(Rate.JOIN)},
+        {"DELETE": Limited(Rate.JOIN, Per.TOKEN)},
         access=Access.APP,
     ),
 )
