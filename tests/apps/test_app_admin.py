@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from service.hosting.tokens import is_app_id
 from service.store import keys
 from service.store.due_games import DueGames
+from tests.api.test_spec_conformance import CheckedClient, Spec, check_events
 from tests.apps.conftest import AppKey, bearer, mint, two_player_game
 
 
@@ -245,3 +246,29 @@ def test_metrics_are_labelled_by_app_never_by_player(apps_client, new_app):
     assert {app.id, "none"} <= values
     assert all(value == "none" or is_app_id(value) for value in values)  # never a player's
     assert ann not in text
+
+
+def test_the_apps_administration_keeps_to_the_spec(apps_client, new_app):
+    app = new_app("cards")
+    spec = Spec(apps_client.get("/openapi.json").get_json())
+    checked = CheckedClient(apps_client, spec)
+    body = {
+        "players": [{"name": "ann", "player_id": "u1"}, {"name": "bob", "player_id": "u2"}],
+        "seats": 3,
+    }
+    waiting = checked.request("POST", "/v1/games", json=body, headers=app.auth).get_json()["id"]
+    playing = two_player_game(apps_client, app)["id"]
+    for path in (f"/v1/games/{waiting}", f"/v1/games/{playing}", "/v1/app/games?limit=1"):
+        assert checked.request("GET", path, headers=app.auth).status_code == 200
+    removed = checked.request("DELETE", f"/v1/games/{waiting}/players/u2", headers=app.auth)
+    assert removed.status_code == 200
+    for game in (waiting, playing):
+        aborted = checked.request("POST", f"/v1/games/{game}/abort", json={}, headers=app.auth)
+        assert aborted.status_code == 200, aborted.get_json()
+    refused = checked.request("POST", f"/v1/games/{playing}/abort", json={}, headers=app.auth)
+    assert refused.status_code == 409
+    ann = mint(apps_client, app, "u1", "ann")
+    events = checked.request("GET", f"/v1/games/{playing}/events", headers=bearer(ann))
+    seen = check_events(spec, events.get_json()["events"])
+    events = checked.request("GET", f"/v1/games/{waiting}/events", headers=bearer(ann))
+    assert {"game_aborted", "player_left"} <= seen | check_events(spec, events.get_json()["events"])
