@@ -10,6 +10,7 @@ from typing import Any
 
 from flask import Response
 from flask.views import MethodView
+from marshmallow import RAISE
 
 from service.api import identities, metrics
 from service.api.blueprint import Blueprint, document_errors
@@ -51,7 +52,7 @@ def _app() -> str:
 
 class AppGames(MethodView):
     @blp.doc(operationId="listAppGames", security=APP_KEY)
-    @blp.arguments(schemas.AppGamesQuery(), location="query")
+    @blp.arguments(schemas.AppGamesQuery(), location="query", unknown=RAISE)
     @blp.response(200, schemas.AppGamesOut)
     @document_errors(
         blp,
