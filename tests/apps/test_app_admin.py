@@ -5,6 +5,7 @@ a waiting game; another app sees none of it; the metrics' ``app`` label."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import orjson
@@ -15,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from service.hosting.tokens import is_app_id
 from service.store import keys
 from service.store.due_games import DueGames
+from tests.api.conftest import make_app
 from tests.api.test_spec_conformance import CheckedClient, Spec, check_events
 from tests.apps.conftest import AppKey, bearer, mint, two_player_game
 
@@ -272,3 +274,30 @@ def test_the_apps_administration_keeps_to_the_spec(apps_client, new_app):
     seen = check_events(spec, events.get_json()["events"])
     events = checked.request("GET", f"/v1/games/{waiting}/events", headers=bearer(ann))
     assert {"game_aborted", "player_left"} <= seen | check_events(spec, events.get_json()["events"])
+
+
+def test_an_abort_repeated_with_its_key_is_answered_as_the_first(apps_client, new_app):
+    app = new_app("cards")
+    game = two_player_game(apps_client, app)["id"]
+    keyed = {**app.auth, "Idempotency-Key": str(uuid.uuid4())}
+    first = apps_client.post(f"/v1/games/{game}/abort", json={"reason": "r"}, headers=keyed)
+    again = apps_client.post(f"/v1/games/{game}/abort", json={"reason": "r"}, headers=keyed)
+    assert first.status_code == again.status_code == 200
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json() == first.get_json()
+
+
+def test_the_apps_administration_is_not_found_in_open_mode(redis_client, redis_url):
+    client = make_app(redis_url).test_client()
+    game = client.post("/v1/games", json={"players": [{"name": "ann"}], "seats": 2}).get_json()
+    token = {"Authorization": f"Bearer {game['players'][0]['token']}"}
+    for method, path in (
+        ("GET", "/v1/app/games"),
+        ("POST", f"/v1/games/{game['id']}/abort"),
+        ("DELETE", f"/v1/games/{game['id']}/players/u1"),
+    ):
+        answer = client.open(path, method=method, json={} if method == "POST" else None)
+        assert answer.status_code == 404, (path, answer.get_json())
+        answer = client.open(path, method=method, headers=token)
+        assert answer.status_code == 404, (path, answer.get_json())
+    assert client.get(f"/v1/games/{game['id']}").get_json()["status"] == "waiting"
