@@ -12,8 +12,10 @@ new table, a rematch.  What stops counting, and when:
 * a game whose write never landed (its request failed) or that expired unplayed,
   and an end whose drop was lost (the process died between the two writes), are
   found by reading the games: an app at its limit has every game it counts read
-  first (:func:`_heal`), and each create reads the app's few games not found live
-  for :data:`RECHECK_SECONDS` (:func:`_recheck`), so the set does not grow with
+  first (:func:`_heal`; at most every :data:`HEAL_SECONDS`, across the instances,
+  so that creates refused in a stream cost no more than one read of its games),
+  and each create reads the app's few games not found live for
+  :data:`RECHECK_SECONDS` (:func:`_recheck`), so the set does not grow with
   abandoned games of an app without a limit.
 
 A member is dropped only once its game is read and found ended or gone (a game
@@ -53,6 +55,9 @@ RECHECK_SECONDS = 3600.0
 
 RECHECKED = 4
 """Games read again by each create, at most."""
+
+HEAL_SECONDS = 5.0
+"""An app at its limit has all its games read at most this often."""
 
 RETRY_AFTER_SECONDS = 60
 """A game ends when its players finish it, not at a time the service knows."""
@@ -126,8 +131,10 @@ def _sort(
 
 
 def _heal(store: GameStore, app_id: str) -> None:
-    """Read every game the app counts and drop the ended and gone ones."""
-    _sort(store, app_id, store.live_games.games(app_id))
+    """Read every game the app counts and drop the ended and gone ones (unless it
+    was done less than :data:`HEAL_SECONDS` ago)."""
+    if store.live_games.may_heal(app_id, HEAL_SECONDS):
+        _sort(store, app_id, store.live_games.games(app_id))
 
 
 def _recheck(store: GameStore, app_id: str) -> None:

@@ -7,6 +7,8 @@ when it was added or last found live (ms).  A game is added, against the app's
 limit, atomically (:data:`TAKE_SCRIPT`) before its first write, and removed
 after the write that ends it; a member is never dropped for its age alone, only
 once its game is read and found ended or gone (:meth:`AppLiveGames.drop`).
+``t13:app:{<app id>}:live:healed`` string, kept a few seconds: the app's games were
+all read then (:meth:`AppLiveGames.may_heal`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,19 @@ class AppLiveGames:
                 keys.app_live_games_key(app_id), "-inf", int(before * 1000), start=0, num=count
             )
         return [_text(member) for member in found]
+
+    def may_heal(self, app_id: str, seconds: float) -> bool:
+        """Whether ``app_id``'s games may be read all now: True at most once every
+        ``seconds`` across every instance (``t13:app:{<app id>}:healed``, kept that long)."""
+        with translate_errors():
+            return bool(
+                self._client().set(
+                    keys.app_live_games_key(app_id) + ":healed",
+                    b"1",
+                    nx=True,
+                    px=int(seconds * 1000),
+                )
+            )
 
     def drop(self, app_id: str, game_ids: Sequence[str]) -> None:
         """Count ``game_ids`` no more (ended, or gone)."""
