@@ -12,6 +12,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from service.hosting import apps
+from service.hosting.app_games import LIMIT
 from service.store import keys
 from tests.api.conftest import make_app
 from tests.apps.conftest import AppKey, bearer, mint, two_player_game
@@ -171,3 +172,21 @@ def test_limits_are_off_with_rate_limits_but_concurrent_games(
     assert waiting_game(client, app, "u1").status_code == 201
     assert waiting_game(client, app, "u2").status_code == 201
     over(waiting_game(client, app, "u3"), "concurrent_games", "app")
+
+
+def test_a_quick_join_opening_a_table_counts_as_a_game(redis_client, redis_url, new_app, store):
+    client = limited_client(redis_url)
+    app = new_app("cards")
+    apps.set_limits(store.apps, app.id, {"concurrent_games": 1})
+    ann = bearer(mint(client, app, "u1", "ann"))
+    bob = bearer(mint(client, app, "u2", "bob"))
+    first = client.post("/v1/lobby/quick-join", json={"name": "ann"}, headers=ann)
+    assert first.status_code in (200, 201), first.get_json()
+    # bob takes ann's table's seat: no new game, within the limit
+    assert client.post("/v1/lobby/quick-join", json={"name": "bob"}, headers=bob).status_code in (
+        200,
+        201,
+    )
+    cy = bearer(mint(client, app, "u3", "cy"))
+    over(client.post("/v1/lobby/quick-join", json={"name": "cy"}, headers=cy), LIMIT, "app")
+    assert redis_client.zcard(keys.app_live_games_key(app.id)) == 1
