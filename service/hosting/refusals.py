@@ -131,7 +131,14 @@ class AppLimitError(HostingError):
 
     code = "APP_LIMIT_EXCEEDED"
 
-    def __init__(self, message: str, *, limit: str, scope: str, retry_after: int):
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: str = "concurrent_games",
+        scope: str = "app",
+        retry_after: int = 60,
+    ):
         super().__init__(message)
         self.limit = limit
         self.scope = scope
