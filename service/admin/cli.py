@@ -134,6 +134,7 @@ def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any]
         lines = [
             f"{a['id']}  {a['name']}  created {_when(a['created'])}  "
             + (f"revoked {_when(a['revoked'])}" if a["revoked"] else f"{len(a['keys'])} key(s)")
+            + "".join(f"  {name}={most}" for name, most in a["limits"].items() if most is not None)
             for a in found
         ]
         return {"apps": found}, lines or ["no apps"]

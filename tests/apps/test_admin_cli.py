@@ -80,3 +80,5 @@ def test_limits_set_shown_and_reset(admin, store, capsys):
     assert main(["apps", "limits", "nosuchapp0", "--moves-per-minute", "5"]) == 1
     assert main(["apps", "limits", made["id"]]) == 0
     assert "concurrent_games: no limit" in capsys.readouterr().out
+    assert main(["apps", "list"]) == 0
+    assert "key(s)  concurrent_games=0" in capsys.readouterr().out  # the limits set
