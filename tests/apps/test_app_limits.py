@@ -190,3 +190,20 @@ def test_a_quick_join_opening_a_table_counts_as_a_game(redis_client, redis_url, 
     cy = bearer(mint(client, app, "u3", "cy"))
     over(client.post("/v1/lobby/quick-join", json={"name": "cy"}, headers=cy), LIMIT, "app")
     assert redis_client.zcard(keys.app_live_games_key(app.id)) == 1
+
+
+def test_an_ended_game_whose_drop_was_lost_is_found_at_the_limit(
+    redis_client, redis_url, new_app, store
+):
+    client = limited_client(redis_url)
+    app = new_app("cards")
+    apps.set_limits(store.apps, app.id, {"concurrent_games": 1})
+    game = waiting_game(client, app, "u1").get_json()["id"]
+    ann = bearer(mint(client, app, "u1", "ann"))
+    assert client.delete(f"/v1/games/{game}/seat", headers=ann).status_code == 200
+    live = keys.app_live_games_key(app.id)
+    assert redis_client.zcard(live) == 0
+    redis_client.zadd(live, {game: int(time.time() * 1000)})  # as if its drop were lost
+    made = waiting_game(client, app, "u2")  # at the limit: its games are read, one ended
+    assert made.status_code == 201, made.get_json()
+    assert [m.decode() for m in redis_client.zrange(live, 0, -1)] == [made.get_json()["id"]]
