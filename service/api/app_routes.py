@@ -21,7 +21,7 @@ from service.api.responses import json_response
 from service.api.schemas import player_schemas as schemas
 from service.api.schemas import views
 from service.api.schemas.headers import headers, parameters
-from service.hosting import app_games, game_admin, lobby_listing
+from service.hosting import app_listing, game_admin, lobby_listing
 from service.hosting.record import GameRecord
 
 blp = Blueprint(
@@ -70,7 +70,7 @@ class AppGames(MethodView):
         page: a page with filters may come shorter than `limit` (even empty)
         while `next` is not null. A game gone (expired) is not listed.
         """
-        games, cursor = app_games.page(
+        games, cursor = app_listing.page(
             store(),
             _app(),
             status=query.get("status"),
@@ -111,7 +111,7 @@ class AbortGame(MethodView):
             events = game_admin.abort(record, body["reason"])
             return ChangeOutcome(
                 events,
-                lambda new: (200, app_games.app_view(record, new)),
+                lambda new: (200, app_listing.app_view(record, new)),
                 committed=lambda: metrics.GAMES_ABORTED.labels(app).inc(),
             )
 

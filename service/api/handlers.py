@@ -23,7 +23,7 @@ from service.api.media import require_json
 from service.api.responses import json_response
 from service.api.schemas.move_schemas import load_move
 from service.engine.moves import Move
-from service.hosting import app_games
+from service.hosting import app_listing
 from service.hosting.document import seat_part_for, with_results, with_seat_part
 from service.hosting.game_views import view
 from service.hosting.record import GameRecord
@@ -68,7 +68,7 @@ def app_view(game_id: str) -> Response:
     unchanged = not_modified(version, last)
     if unchanged is not None:
         return unchanged
-    return json_response(app_games.app_view(record, version), etag=etag(version, last))
+    return json_response(app_listing.app_view(record, version), etag=etag(version, last))
 
 
 def player_view(game_id: str) -> Response:

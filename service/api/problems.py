@@ -80,6 +80,7 @@ CODES: dict[str, tuple[int, str]] = {
     "WEBHOOK_URL_REFUSED": (422, "Webhook URL refused"),
     "WEBHOOK_NOT_FOUND": (404, "The game has no webhook"),
     "RATE_LIMITED": (429, "Too many requests"),
+    "APP_LIMIT_EXCEEDED": (429, "Over a limit of the app"),
     "TOO_MANY_STREAMS": (429, "Too many open streams"),
     "STORE_UNAVAILABLE": (503, "Storage unavailable"),
     "INTERNAL": (500, "Internal error"),

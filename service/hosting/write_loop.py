@@ -27,7 +27,7 @@ import orjson
 
 from service.config import Config
 from service.engine.game_events import Event
-from service.hosting import app_games, lobby_listing, webhook_deliveries
+from service.hosting import app_games, app_listing, lobby_listing, webhook_deliveries
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
     ChangingTooFastError,
@@ -167,6 +167,7 @@ def _commit(
         **write.saved,
     )
     lobby_listing.committed(store, config, record)
+    app_games.ended(store, record)
     return written
 
 
@@ -185,9 +186,11 @@ def create_game(
 ) -> Written:
     """Save a new game at version 1 with its first events (and the idempotency
     record of the request that made it), then add it to its app's index
-    (:mod:`service.hosting.app_games`).  Raises :class:`GameExists`, or
+    (:mod:`service.hosting.app_listing`).  Raises :class:`GameExists`, or
     :class:`IdempotentReplay` when it was made by a request with the same key.
-    Returns its version, 1, with its last event."""
+    Returns its version, 1, with its last event.  A game of an app is counted
+    against its concurrent-games limit first (:class:`AppLimitError` at the limit)."""
+    app_games.take(store, config, record)
     lobby_listing.before_write(store, config, record)
     written = store.create(
         record.id,
@@ -197,7 +200,7 @@ def create_game(
         deliveries=webhook_deliveries.deliveries(record, events),
         **snapshot(record, 1),
     )
-    app_games.note(store, record)
+    app_listing.note(store, record)
     return written
 
 

@@ -227,7 +227,7 @@ class AppRegistry:
         keeping the latest :data:`APP_GAMES_KEPT`.  Written after the game's own
         write (another slot): a game whose request failed after it is missing; a
         game gone is dropped by the reader (:meth:`forget_app_games`)."""
-        key = keys.app_key(app_id, "games")
+        key = keys.app_games_key(app_id)
         with translate_errors():
             pipe = self._client().pipeline(transaction=False)
             pipe.zadd(key, {member: 0})
@@ -240,7 +240,7 @@ class AppRegistry:
         high = "+" if before is None else "(" + before
         with translate_errors():
             found = self._client().zrevrangebylex(
-                keys.app_key(app_id, "games"), high, "-", start=0, num=count
+                keys.app_games_key(app_id), high, "-", start=0, num=count
             )
         return [m.decode() if isinstance(m, bytes) else str(m) for m in found]
 
@@ -248,4 +248,4 @@ class AppRegistry:
         """Drop members from the app's index (their games are gone)."""
         if members:
             with translate_errors():
-                self._client().zrem(keys.app_key(app_id, "games"), *members)
+                self._client().zrem(keys.app_games_key(app_id), *members)

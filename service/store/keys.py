@@ -266,16 +266,34 @@ APPS = f"{PREFIX}:apps"
 """Set: the id of every app (:mod:`service.store.app_registry`), for listing them."""
 
 
-def app_key(app_id: str, part: str = "") -> str:
-    """A key of one app, one slot per app: ``""`` the app's record (a string:
-    versioned JSON of name, key hashes, revoked), ``games`` the sorted set of its
-    games (:meth:`~service.store.app_registry.AppRegistry.note_app_game`).
+def app_key(app_id: str) -> str:
+    """String: an app's record (versioned JSON: name, key hashes, revoked), one slot
+    per app.
 
-    >>> app_key("a1b2c3d4e5"), app_key("a1b2c3d4e5", "games")
-    ('t13:app:{a1b2c3d4e5}', 't13:app:{a1b2c3d4e5}:games')
+    >>> app_key("a1b2c3d4e5")
+    't13:app:{a1b2c3d4e5}'
     """
-    base = f"{PREFIX}:app:{{{app_id}}}"
-    return f"{base}:{part}" if part else base
+    return f"{PREFIX}:app:{{{app_id}}}"
+
+
+def app_games_key(app_id: str) -> str:
+    """Sorted set: the app's games, for its listing
+    (:meth:`~service.store.app_registry.AppRegistry.note_app_game`), in its record's slot.
+
+    >>> app_games_key("a1b2c3d4e5")
+    't13:app:{a1b2c3d4e5}:games'
+    """
+    return f"{app_key(app_id)}:games"
+
+
+def app_live_games_key(app_id: str) -> str:
+    """Sorted set: the app's games not ended (:mod:`service.store.live_games`), in its
+    record's slot.
+
+    >>> app_live_games_key("a1b2c3d4e5")
+    't13:app:{a1b2c3d4e5}:live'
+    """
+    return f"{app_key(app_id)}:live"
 
 
 def player_key(tag: str, part: str = "") -> str:
