@@ -239,7 +239,8 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "APP_LISTINGS_PER_MINUTE",
         "6000",
         "`AUTH_MODE=apps`: lobby listings (`GET /v1/games`) an app and its players may ask "
-        "for a minute, unless the operator sets its own. 0: no limit.",
+        "for a minute, and the app's listings of its games (`GET /v1/app/games`), unless "
+        "the operator sets its own. 0: no limit.",
     ),
     EnvVar(
         "APP_PLAYER_MOVES_PER_MINUTE",
