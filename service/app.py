@@ -57,27 +57,40 @@ def _spec_options() -> dict[str, object]:
         "info": {
             "description": (
                 "Host games of the rummy card game Three Thirteen. Players act with "
-                "`Authorization: Bearer <token>`; errors are RFC 9457 problem details."
+                "`Authorization: Bearer <token>`; errors are RFC 9457 problem details.\n\n"
+                "Each operation's `security` lists the credentials it takes with "
+                "`AUTH_MODE=apps`, any one of them (`[]`: none). With `AUTH_MODE=open` "
+                "(development) there are no apps nor players: an operation takes a "
+                "seat's token where it acts for a seat, and no credential elsewhere "
+                "(docs/AUTH.md)."
             )
         },
         "components": {
             "securitySchemes": {
+                "appKey": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "An app's secret key (`t13_sk_...`), for the app's "
+                    "backend only (AUTH_MODE=apps; docs/AUTH.md)",
+                },
+                "playerToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A player token (`t13_pt_...`) minted by the app's "
+                    "backend, or a JWT the app signs; acts for every seat the player holds "
+                    "(AUTH_MODE=apps)",
+                },
                 "bearer": {
                     "type": "http",
                     "scheme": "bearer",
                     "description": "A seat's token (answered once when the seat is taken)",
                 },
-                "appKey": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "AUTH_MODE=apps: an app's secret key (`t13_sk_...`), for "
-                    "the app's backend only (docs/AUTH.md)",
-                },
-                "playerToken": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "AUTH_MODE=apps: a player token (`t13_pt_...`) minted by "
-                    "the app's backend; acts for every seat the player holds",
+                "streamTicket": {
+                    "type": "apiKey",
+                    "in": "query",
+                    "name": "ticket",
+                    "description": "A stream ticket (`POST /v1/games/{game_id}/stream-tickets`"
+                    "), which proves its seat for the events of its game",
                 },
             },
         },
@@ -172,9 +185,10 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     if rate_limits is not None:
         limits.install(app, rate_limits, routes.counted(), auth.bearer_token)
     access.install(app, routes.accesses())
+    app.extensions["t13_securities"] = routes.securities()  # the spec's, per operation
     cors = None
     if config.cors_origins:  # what a page may send and read: what the routes and spec say
-        spec = finalize_spec(api.spec.to_dict())
+        spec = finalize_spec(api.spec.to_dict(), app.extensions["t13_securities"])
         app.extensions["t13_spec_dict"] = spec  # served as /openapi.json
         cors = Cors(config.cors_origins, CorsPolicy.derive(app.url_map, spec))
 
