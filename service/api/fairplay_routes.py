@@ -70,9 +70,7 @@ class Autopilot(MethodView):
 
 
 class Rematch(MethodView):
-    @blp.doc(
-        operationId="rematch", parameters=parameters("Idempotency-Key")
-    )
+    @blp.doc(operationId="rematch", parameters=parameters("Idempotency-Key"))
     @blp.response(
         201, outputs.RematchOut, headers=headers("ETag", "Location", "Idempotent-Replayed")
     )

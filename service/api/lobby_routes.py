@@ -215,9 +215,7 @@ class OwnSeat(MethodView):
 
 
 class Resign(MethodView):
-    @blp.doc(
-        operationId="resign", parameters=parameters("Idempotency-Key")
-    )
+    @blp.doc(operationId="resign", parameters=parameters("Idempotency-Key"))
     @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
     @document_errors(
         blp,
