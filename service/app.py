@@ -29,6 +29,7 @@ from service.api.stream_caps import StreamCaps
 from service.config import Config
 from service.hosting import bot_turns
 from service.hosting.apps import AppDirectory
+from service.hosting.jwks import JwksCache
 from service.hosting.players import PLAYER_ID_PATTERN
 from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore, StoreUnavailable
@@ -165,7 +166,12 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     rate_limits = limits.RateLimits.from_config(config)
     store = store or GameStore.from_config(config)
     _check_durability(store)
-    directory = AppDirectory(store.apps) if config.apps_mode else None
+    directory = None
+    if config.apps_mode:
+        jwks = JwksCache(
+            config.jwks_cache_seconds, config.jwks_refetch_seconds, config.jwks_timeout_seconds
+        )
+        directory = AppDirectory(store.apps, jwks=jwks)
     services = Services(config, store, rate_limits, StreamCaps.from_config(config), directory)
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter

@@ -217,6 +217,24 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "see docs/AUTH.md. Needs `REDIS_URL`.",
     ),
     EnvVar(
+        "JWKS_CACHE_SECONDS",
+        "300",
+        "`AUTH_MODE=apps`: how long an instance uses the keys it fetched from an app's JWKS "
+        "URL before fetching them again (docs/AUTH.md).",
+    ),
+    EnvVar(
+        "JWKS_REFETCH_SECONDS",
+        "30",
+        "`AUTH_MODE=apps`: an app's JWKS is fetched at most once in this long by an instance, "
+        "even for a JWT naming a `kid` it does not have (a key the app just published).",
+    ),
+    EnvVar(
+        "JWKS_TIMEOUT_SECONDS",
+        "3",
+        "`AUTH_MODE=apps`: how long fetching an app's JWKS may take; on a failure the keys "
+        "fetched before stay in use.",
+    ),
+    EnvVar(
         "FAST_LANE",
         "true",
         "Answer views and moves straight from WSGI, skipping Flask's request machinery "
@@ -464,6 +482,9 @@ class Config:
     lobby_listed_per_address: int = 2
     lobby_live_seconds: int = 60
     auth_mode: str = "OPEN"
+    jwks_cache_seconds: float = 300.0
+    jwks_refetch_seconds: float = 30.0
+    jwks_timeout_seconds: float = 3.0
     fast_lane: bool = True
     solver: str = "C"
     bot_cache_mb: int = 64
@@ -593,6 +614,9 @@ class Config:
             ),
             lobby_live_seconds=env.integer("LOBBY_LIVE_SECONDS", minimum=1, maximum=86400),
             auth_mode=env.choice("AUTH_MODE", ("OPEN", "APPS")),
+            jwks_cache_seconds=env.seconds("JWKS_CACHE_SECONDS", minimum=1, maximum=86400),
+            jwks_refetch_seconds=env.seconds("JWKS_REFETCH_SECONDS", minimum=0, maximum=3600),
+            jwks_timeout_seconds=env.seconds("JWKS_TIMEOUT_SECONDS", minimum=0.1, maximum=30),
             fast_lane=env.boolean("FAST_LANE"),
             solver=env.choice("SOLVER", ("C", "PYTHON")),
             bot_cache_mb=env.integer("BOT_CACHE_MB", minimum=1, maximum=65536),

@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from service.hosting.jwks import JwksCache
 from service.hosting.tokens import APP_ID_ALPHABET, APP_ID_LENGTH, is_app_id, new_token
 from service.store.app_registry import AppRegistry
 
@@ -75,6 +76,9 @@ class App:
     jwt_keys: list[dict[str, str]] = field(default_factory=list)
     """The public keys its backend signs player JWTs with: ``{kid, alg, pem}``
     (:mod:`service.hosting.player_jwts`)."""
+    jwks_url: str | None = None
+    """Where its backend publishes its JWKS, the other keys of its JWTs
+    (:mod:`service.hosting.jwks`)."""
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(
@@ -86,6 +90,7 @@ class App:
                 "revoked": self.revoked,
                 "keys": [k.to_dict() for k in self.keys],
                 "jwt_keys": self.jwt_keys,
+                "jwks_url": self.jwks_url,
             }
         )
 
@@ -101,6 +106,7 @@ class App:
             [AppKey(k["hash"], k["created"], k["expires"]) for k in doc["keys"]],
             doc["revoked"],
             doc.get("jwt_keys", []),
+            doc.get("jwks_url"),
         )
 
     def accepts(self, key: str, now: float) -> bool:
@@ -126,6 +132,7 @@ class App:
                 {"created": k.created, "expires": k.expires} for k in self.keys if k.valid_at(now)
             ],
             "jwt_keys": [{"kid": k["kid"], "alg": k["alg"]} for k in self.jwt_keys],
+            "jwks_url": self.jwks_url,
         }
 
 
@@ -221,6 +228,16 @@ def set_jwt_key(registry: AppRegistry, app_id: str, kid: str, key: dict[str, str
     return app
 
 
+def set_jwks_url(registry: AppRegistry, app_id: str, url: str | None) -> App:
+    """Make ``url`` (checked by the caller) the app's JWKS URL; None: no JWKS."""
+    app = load(registry, app_id)
+    if url is None and app.jwks_url is None:
+        raise AppError(f"app {app_id} has no JWKS URL")
+    app.jwks_url = url
+    registry.save_app(app.id, app.to_bytes())
+    return app
+
+
 def list_apps(registry: AppRegistry) -> list[App]:
     """Every app, by id."""
     out = []
@@ -236,9 +253,16 @@ class AppDirectory:
     :data:`CACHE_SECONDS`, so a rotation or revocation is seen everywhere within a
     second while a busy app costs one read a half-second."""
 
-    def __init__(self, registry: AppRegistry, cache_seconds: float = CACHE_SECONDS) -> None:
+    def __init__(
+        self,
+        registry: AppRegistry,
+        cache_seconds: float = CACHE_SECONDS,
+        jwks: JwksCache | None = None,
+    ) -> None:
         self.registry = registry
         self.cache_seconds = cache_seconds
+        self.jwks = jwks or JwksCache()
+        """The apps' JWKS as this instance fetched them."""
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[float, App | None]] = {}
 
