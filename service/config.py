@@ -350,6 +350,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "later, so such a game grows its event log slowly and takes little of a worker.  "
         "0: at once.",
     ),
+    EnvVar(
+        "WORKER_METRICS_PORT",
+        "0",
+        "Port on which a bot worker process (`three-thirteen-bots`) serves its own "
+        "Prometheus metrics (`/metrics`, on `HOST`): claims, moves, games finished, how "
+        "late it takes due turns. 0: none. The server's `/metrics` counts requests only.",
+    ),
     EnvVar("HOST", "127.0.0.1", "Address gunicorn binds to."),
     EnvVar("PORT", "8000", "Port gunicorn binds to."),
     EnvVar(
@@ -503,6 +510,7 @@ class Config:
     bot_sweep_seconds: float = 5.0
     bot_claim_seconds: float = 30.0
     bot_idle_move_seconds: float = 0.25
+    worker_metrics_port: int = 0
     host: str = "127.0.0.1"
     port: int = 8000
     web_concurrency: int = 1
@@ -639,6 +647,7 @@ class Config:
             bot_sweep_seconds=env.seconds("BOT_SWEEP_SECONDS", minimum=0.1, maximum=3600),
             bot_claim_seconds=env.seconds("BOT_CLAIM_SECONDS", minimum=1, maximum=3600),
             bot_idle_move_seconds=env.seconds("BOT_IDLE_MOVE_SECONDS", minimum=0, maximum=60),
+            worker_metrics_port=env.integer("WORKER_METRICS_PORT", minimum=0, maximum=65535),
             host=env.raw("HOST"),
             port=env.integer("PORT", minimum=0, maximum=65535),
             web_concurrency=(
