@@ -31,8 +31,6 @@ blp = Blueprint(
     description="Apps mode: an app's administration of its games (its secret key)",
 )
 
-APP_KEY: list[dict[str, list[str]]] = [{"appKey": []}]
-
 ERRORS_APP = {
     401: "Missing, unknown or revoked key",
     403: "Not an app's secret key",
@@ -51,7 +49,7 @@ def _app() -> str:
 
 
 class AppGames(MethodView):
-    @blp.doc(operationId="listAppGames", security=APP_KEY)
+    @blp.doc(operationId="listAppGames")
     @blp.arguments(schemas.AppGamesQuery(), location="query", unknown=RAISE)
     @blp.response(200, schemas.AppGamesOut)
     @document_errors(
@@ -82,7 +80,7 @@ class AppGames(MethodView):
 
 
 class AbortGame(MethodView):
-    @blp.doc(operationId="abortGame", security=APP_KEY, parameters=parameters("Idempotency-Key"))
+    @blp.doc(operationId="abortGame", parameters=parameters("Idempotency-Key"))
     @blp.arguments(schemas.AbortIn(), example={"reason": "a player reported cheating"})
     @blp.response(200, views.GameView, headers=headers("ETag", "Idempotent-Replayed"))
     @document_errors(
@@ -119,7 +117,7 @@ class AbortGame(MethodView):
 
 
 class RemovePlayer(MethodView):
-    @blp.doc(operationId="removePlayer", security=APP_KEY, parameters=parameters("Idempotency-Key"))
+    @blp.doc(operationId="removePlayer", parameters=parameters("Idempotency-Key"))
     @blp.response(200, schemas.RemovedOut, headers=headers("ETag", "Idempotent-Replayed"))
     @document_errors(
         blp,
