@@ -1,4 +1,4 @@
-"""``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key``: the apps of
+"""``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key|webhook``: the apps of
 ``AUTH_MODE=apps``, managed by the operator against the service's Redis.
 
 Reads the same environment as the server (``REDIS_URL``, ``REDIS_CLUSTER``,
@@ -13,6 +13,8 @@ or configuration error.
     three-thirteen-admin apps revoke <app id>
     three-thirteen-admin apps add-key <app id> <kid> --alg EdDSA --public-key key.pem
     three-thirteen-admin apps remove-key <app id> <kid>
+    three-thirteen-admin apps webhook <app id> --url https://... [--events ...]
+    three-thirteen-admin apps webhook <app id> --remove
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 import orjson
 
 from service.config import Config
-from service.hosting import apps, player_jwts
+from service.hosting import app_webhooks, apps, player_jwts
 from service.store import StoreUnavailable, connect
 from service.store.app_registry import AppRegistry
 
@@ -72,7 +74,58 @@ def _parser() -> argparse.ArgumentParser:
     remove_key = app_commands.add_parser("remove-key", help="forget one of the app's JWT keys")
     remove_key.add_argument("app_id")
     remove_key.add_argument("kid")
+    _add_webhook_parser(app_commands)
     return parser
+
+
+def _add_webhook_parser(app_commands: Any) -> None:
+    webhook = app_commands.add_parser(
+        "webhook",
+        help="tell the lifecycle of every game of the app to a URL (a new signing secret, "
+        "shown once), or --remove",
+    )
+    webhook.add_argument("app_id")
+    target = webhook.add_mutually_exclusive_group(required=True)
+    target.add_argument("--url", help="where deliveries are POSTed (https)")
+    target.add_argument("--remove", action="store_true", help="deliver nothing from now on")
+    webhook.add_argument(
+        "--events",
+        nargs="+",
+        choices=app_webhooks.EVENT_NAMES,
+        default=[],
+        metavar="EVENT",
+        help="the events to deliver (default: every one): " + ", ".join(app_webhooks.EVENT_NAMES),
+    )
+    webhook.add_argument(
+        "--turn-only-offline",
+        action="store_true",
+        help="tell a player's turn only when the player has no stream of the game open",
+    )
+
+
+def webhook_command(
+    registry: AppRegistry, args: argparse.Namespace
+) -> tuple[dict[str, Any], list[str]]:
+    """``apps webhook``: set or remove the app's webhook (docs/WEBHOOKS.md)."""
+    if args.remove:
+        app = app_webhooks.remove_webhook(registry, args.app_id)
+        return {"id": app.id, "webhook": None}, [f"app {app.id}: webhook removed"]
+    config = Config.from_env()
+    app, hook = app_webhooks.set_webhook(
+        registry,
+        args.app_id,
+        args.url,
+        args.events,
+        args.turn_only_offline,
+        allow_http=config.webhook_allow_http,
+        allow_loopback=config.webhook_allow_loopback,
+    )
+    shown = hook.shown()
+    return {"id": app.id, "webhook": {**shown, "secret": hook.secret}}, [
+        f"app {app.id}: lifecycle of its games delivered to {hook.url}",
+        f"events: {', '.join(hook.events)}; turns told: {hook.turn_only}",
+        f"signing secret (shown once; keep it on your receiver): {hook.secret}",
+    ]
 
 
 def _when(at: float | None) -> str:
@@ -117,6 +170,8 @@ def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any]
         return {"id": app.id, "kid": public.kid, "alg": public.alg}, [
             f"app {app.id}: JWT key {public.kid!r} ({public.alg}) registered"
         ]
+    if args.command == "webhook":
+        return webhook_command(registry, args)
     if args.command == "remove-key":
         app = apps.set_jwt_key(registry, args.app_id, args.kid, None)
         return {"id": app.id, "kid": args.kid}, [f"app {app.id}: JWT key {args.kid!r} removed"]

@@ -159,7 +159,9 @@ class Players(MethodView):
         holder, player_id = identities.holder_for(body.get("player_id"))
 
         def join(version: int, record: GameRecord) -> ChangeOutcome:
-            seat, token, events = seating.join(record, body["name"], body.get("seat"), holder)
+            seat, token, events = seating.join(
+                record, body["name"], body.get("seat"), holder, player_id
+            )
             hold.take_seat(record, seat)  # 429 over the address's cap (a listed game)
 
             def build(new_version: int) -> tuple[int, Any]:

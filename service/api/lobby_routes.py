@@ -123,6 +123,7 @@ class QuickJoin(MethodView):
                 location=_game_url,
                 app=identities.acting_app(),
                 holder=holder,
+                player_id=player_id,
             )
         except IdempotentReplay as earlier:
             assert idem is not None

@@ -32,6 +32,7 @@ from typing import Any
 from flask import Response
 
 from service.api import (
+    app_webhook_routes,
     fairplay_routes,
     following,
     game_routes,
@@ -188,6 +189,15 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(player_routes.blp, PLAYER + "/bar", player_routes.PlayerBar, access=Access.APP),
     Route(player_routes.blp, "/me/games", player_routes.MyGames, access=Access.PLAYER),
+    Route(
+        app_webhook_routes.blp, "/deliveries", app_webhook_routes.AppDeliveries, access=Access.APP
+    ),
+    Route(
+        app_webhook_routes.blp,
+        "/deliveries/<delivery_id>/redeliver",
+        app_webhook_routes.Redeliver,
+        access=Access.APP,
+    ),
 )
 """Every endpoint of the API, in the spec's order (``/openapi.json`` and
 ``/docs`` are pages of :data:`service.api.ops_routes.docs_blp`)."""

@@ -75,6 +75,9 @@ class App:
     jwt_keys: list[dict[str, str]] = field(default_factory=list)
     """The public keys its backend signs player JWTs with: ``{kid, alg, pem}``
     (:mod:`service.hosting.player_jwts`)."""
+    webhook: dict[str, Any] | None = None
+    """Where its games' lifecycle is told: ``{url, events, secret, turn_only_offline}``
+    (:mod:`service.hosting.app_webhooks`; None: nowhere)."""
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(
@@ -86,6 +89,7 @@ class App:
                 "revoked": self.revoked,
                 "keys": [k.to_dict() for k in self.keys],
                 "jwt_keys": self.jwt_keys,
+                "webhook": self.webhook,
             }
         )
 
@@ -101,6 +105,7 @@ class App:
             [AppKey(k["hash"], k["created"], k["expires"]) for k in doc["keys"]],
             doc["revoked"],
             doc.get("jwt_keys", []),
+            doc.get("webhook"),
         )
 
     def accepts(self, key: str, now: float) -> bool:
@@ -126,6 +131,9 @@ class App:
                 {"created": k.created, "expires": k.expires} for k in self.keys if k.valid_at(now)
             ],
             "jwt_keys": [{"kid": k["kid"], "alg": k["alg"]} for k in self.jwt_keys],
+            "webhook": None
+            if self.webhook is None
+            else {k: v for k, v in self.webhook.items() if k != "secret"},
         }
 
 

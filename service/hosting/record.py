@@ -62,6 +62,10 @@ class Seat:
     reserved_for: str | None = None
     claimed_with: str | None = None
     resigned: bool = False
+    player_id: str | None = None
+    """The app's id for the player whose seat it is (apps mode), told only to the app's
+    webhook (:mod:`service.hosting.app_deliveries`); kept when the player leaves, so
+    the app is told who left (a seat taken again gets its new player's)."""
 
     @property
     def is_open(self) -> bool:
@@ -88,6 +92,8 @@ class Seat:
             out["claimed_with"] = self.claimed_with
         if self.resigned:
             out["resigned"] = True
+        if self.player_id is not None:
+            out["player_id"] = self.player_id
         return out
 
 

@@ -35,10 +35,14 @@ def issue_token(seat: Seat) -> str:
     return token
 
 
-def take(record: GameRecord, seat: Seat, holder: str | None) -> str | None:
+def take(
+    record: GameRecord, seat: Seat, holder: str | None, player_id: str | None = None
+) -> str | None:
     """Give ``seat`` its holder: a new bearer token (returned, shown once), or the
-    player ``holder`` (:func:`service.hosting.players.player_holder`), who may hold
-    one seat of a game only (:class:`AlreadySeatedError`); no token then."""
+    player ``holder`` (:func:`service.hosting.players.player_holder`) of the app's
+    ``player_id``, who may hold one seat of a game only (:class:`AlreadySeatedError`);
+    no token then."""
+    seat.player_id = None if holder is None else player_id
     if holder is None:
         return issue_token(seat)
     if record.seat_for_holder(holder) is not None:
@@ -107,7 +111,7 @@ def create_record(
         seat = record.seats[i]
         seat.name, seat.bot = player["name"], player.get("bot")
         if seat.bot is None:
-            token = take(record, seat, player.get("holder"))
+            token = take(record, seat, player.get("holder"), player.get("player_id"))
             if token is not None:
                 tokens[i] = token
         events.append(Event("player_joined", {"seat": i, "name": seat.name, "bot": seat.bot}))
@@ -116,11 +120,15 @@ def create_record(
 
 
 def join(
-    record: GameRecord, name: str, seat: int | None = None, holder: str | None = None
+    record: GameRecord,
+    name: str,
+    seat: int | None = None,
+    holder: str | None = None,
+    player_id: str | None = None,
 ) -> tuple[int, str | None, list[Event]]:
     """Take ``seat`` of ``record``, or its lowest open seat: ``(seat, token,
     events)``; deals round 1 when it was the last one.  A player's ``holder`` takes
-    it as that player (no token: see :func:`take`)."""
+    it as that player, the app's ``player_id`` (no token: see :func:`take`)."""
     if record.cancelled:
         raise GameCancelledError("this game was cancelled: its last player left")
     if seat is not None:
@@ -134,7 +142,7 @@ def join(
         if not open_seats:
             raise GameFullError("every seat is taken")
         chosen = open_seats[0]
-    token = take(record, chosen, holder)
+    token = take(record, chosen, holder, player_id)
     chosen.name = name
     events = [Event("player_joined", {"seat": chosen.seat, "name": name, "bot": None})]
     return chosen.seat, token, events + record.start_if_full()

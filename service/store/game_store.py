@@ -44,6 +44,7 @@ from redis.commands.core import Script
 
 from service.config import Config
 from service.store import budget, keys
+from service.store.app_hook_log import AppHookLog
 from service.store.app_registry import AppRegistry
 from service.store.durability import Command, Durability, check_support, send_durably
 from service.store.failures import translate_errors
@@ -126,6 +127,8 @@ class GameStore(GameReads, TicketStore):
         """What each client address holds in the lobby (:mod:`service.store.holds`)."""
         self.apps = AppRegistry(lambda: self.client)
         """Apps and their players (:mod:`service.store.app_registry`)."""
+        self.app_hooks = AppHookLog(lambda: self.client, self.game_ttl_seconds)
+        """The delivery logs of apps' webhooks (:mod:`service.store.app_hook_log`)."""
         if client is not None:
             self._bind(client)
 
