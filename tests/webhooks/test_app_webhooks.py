@@ -212,3 +212,60 @@ def test_the_apps_receiver_gets_every_lifecycle_event_of_its_games_signed_once_p
         )
         # a player's token is not the app's key
         call("GET", f"{one}/v1/app/webhook/deliveries", tokens["u1"], 403)
+
+
+def test_turn_only_offline_tells_a_turn_only_to_a_player_with_no_stream_open(
+    redis_client, redis_url, gunicorn, opened, start_worker: Callable[..., DeliveryWorker]
+):
+    # the streams' leases on seats, which tell whether a player follows the game, are
+    # taken where streams are capped (RATE_LIMITS on, STREAM_LIMIT_PER_SEAT above 0)
+    limits = {"RATE_LIMITS": "true", "RATE_LIMIT_MOVES": "6000/minute"}
+    env = {"REDIS_URL": redis_url, "AUTH_MODE": "apps", **HOOK_ENV, **limits}
+    base = gunicorn(env).url
+    with WebhookReceiver() as receiver:
+        made = admin(redis_url, "apps", "create", "cards")
+        hook = admin(
+            redis_url,
+            "apps",
+            "webhook",
+            made["id"],
+            "--url",
+            receiver.url,
+            "--events",
+            "turn",
+            "game_finished",
+            "--turn-only-offline",
+            env=HOOK_ENV,
+        )
+        assert hook["webhook"]["events"] == ["turn", "game_finished"]
+        assert hook["webhook"]["turn_only"] == "offline"
+        start_worker()
+        key = made["key"]
+        tokens = {
+            pid: call("POST", f"{base}/v1/players/{pid}/tokens", key, 201, json={"name": pid})[
+                "token"
+            ]
+            for pid in ("u1", "u2")
+        }
+        game_id = call(
+            "POST",
+            f"{base}/v1/games",
+            key,
+            201,
+            json={
+                "players": [{"name": "ann", "player_id": "u1"}, {"name": "bob", "player_id": "u2"}],
+                "options": {"max_turns_per_round": 2},
+            },
+        )["id"]
+        # the first turn, told as the game was made (nobody followed it yet)
+        assert receiver.wait_for(lambda got: len(got) == 1)
+        # then bob follows the game (a stream open on his seat); ann does not
+        stream = opened(base, game_id, {"Accept": "text/event-stream", **bearer(tokens["u2"])})
+        assert stream.status == 200
+        play_to_the_end([base, base], game_id, tokens)
+        assert receiver.wait_for(lambda got: any(r.json()["type"] == "game_finished" for r in got))
+        signer = Webhook(hook["webhook"]["secret"])
+        bodies = [signer.verify(r.body, r.headers) for r in receiver.delivered()]
+        turns = [b["data"] for b in bodies if b["type"] == "turn"]
+        assert len(turns) > 10  # ann's turns: one a round
+        assert {(t["seat"], t["player_id"]) for t in turns[1:]} == {(0, "u1")}
