@@ -15,7 +15,7 @@ from service.api.context import call, store
 from service.api.problems import ApiError
 from service.api.responses import json_response
 from service.api.schemas.app_webhook_schemas import AppDeliveriesOut, RedeliveredOut
-from service.hosting import app_webhooks
+from service.hosting import app_webhooks, apps
 from service.hosting.apps import App
 
 blp = Blueprint(
@@ -34,15 +34,12 @@ ERRORS_APP = {
 
 
 def _app() -> App:
-    """The app of the request's key; 404 in open mode."""
-    directory = call().services.apps
-    found = principal() if directory is not None else None
-    app = None
-    if directory is not None and found is not None and found.app is not None:
-        app = directory.live(found.app)
-    if app is None:
+    """The app of the request's key, read afresh (its webhook as it is now); 404 in
+    open mode."""
+    found = principal() if call().services.apps is not None else None
+    if found is None or found.app is None:
         raise ApiError("NOT_FOUND", "apps exist in apps mode only (AUTH_MODE=apps)")
-    return app
+    return apps.load(store().apps, found.app)
 
 
 class AppDeliveries(MethodView):
