@@ -11,7 +11,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import BaseConverter
 
 from service import logs
-from service.api import access, auth, limits, metrics, ops_routes, problems, routes
+from service.api import access, app_limits, limits, metrics, ops_routes, problems, routes
 from service.api.context import Services
 from service.api.cors import Cors, CorsPolicy
 from service.api.fastlane import FastLane
@@ -170,7 +170,7 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     problems.register(app)
     metrics.install(app)
     if rate_limits is not None:
-        limits.install(app, rate_limits, routes.counted(), auth.bearer_token)
+        app_limits.install(app, routes.counted())
     access.install(app, routes.accesses())
     cors = None
     if config.cors_origins:  # what a page may send and read: what the routes and spec say

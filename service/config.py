@@ -217,6 +217,38 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "see docs/AUTH.md. Needs `REDIS_URL`.",
     ),
     EnvVar(
+        "APP_CREATES_PER_MINUTE",
+        "600",
+        "`AUTH_MODE=apps`: games an app (its backend and its players together) may create a "
+        "minute, unless the operator sets its own (`three-thirteen-admin apps limits`). "
+        "0: no limit.",
+    ),
+    EnvVar(
+        "APP_CONCURRENT_GAMES",
+        "10000",
+        "`AUTH_MODE=apps`: games of an app not yet finished or cancelled at once, unless "
+        "the operator sets its own. 0: no limit.",
+    ),
+    EnvVar(
+        "APP_MOVES_PER_MINUTE",
+        "60000",
+        "`AUTH_MODE=apps`: moves an app's players and backend together may send a minute, "
+        "unless the operator sets its own. 0: no limit.",
+    ),
+    EnvVar(
+        "APP_LISTINGS_PER_MINUTE",
+        "6000",
+        "`AUTH_MODE=apps`: lobby listings (`GET /v1/games`) an app and its players may ask "
+        "for a minute, unless the operator sets its own. 0: no limit.",
+    ),
+    EnvVar(
+        "APP_PLAYER_MOVES_PER_MINUTE",
+        "600",
+        "`AUTH_MODE=apps`: moves each player of an app may send a minute (all its devices "
+        "together; `RATE_LIMIT_MOVES` counts seat tokens), unless the operator sets the "
+        "app's own. 0: no limit.",
+    ),
+    EnvVar(
         "FAST_LANE",
         "true",
         "Answer views and moves straight from WSGI, skipping Flask's request machinery "
@@ -331,6 +363,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "players): after each stretch, its next one is due this many seconds per move "
         "later, so such a game grows its event log slowly and takes little of a worker.  "
         "0: at once.",
+    ),
+    EnvVar(
+        "WORKER_METRICS_PORT",
+        "0",
+        "Port on which a bot worker process (`three-thirteen-bots`) serves its own "
+        "Prometheus metrics (`/metrics`, on `HOST`): claims, moves, games finished, how "
+        "late it takes due turns. 0: none. The server's `/metrics` counts requests only.",
     ),
     EnvVar("HOST", "127.0.0.1", "Address gunicorn binds to."),
     EnvVar("PORT", "8000", "Port gunicorn binds to."),
@@ -464,6 +503,11 @@ class Config:
     lobby_listed_per_address: int = 2
     lobby_live_seconds: int = 60
     auth_mode: str = "OPEN"
+    app_creates_per_minute: int = 600
+    app_concurrent_games: int = 10000
+    app_moves_per_minute: int = 60000
+    app_listings_per_minute: int = 6000
+    app_player_moves_per_minute: int = 600
     fast_lane: bool = True
     solver: str = "C"
     bot_cache_mb: int = 64
@@ -482,6 +526,7 @@ class Config:
     bot_sweep_seconds: float = 5.0
     bot_claim_seconds: float = 30.0
     bot_idle_move_seconds: float = 0.25
+    worker_metrics_port: int = 0
     host: str = "127.0.0.1"
     port: int = 8000
     web_concurrency: int = 1
@@ -593,6 +638,11 @@ class Config:
             ),
             lobby_live_seconds=env.integer("LOBBY_LIVE_SECONDS", minimum=1, maximum=86400),
             auth_mode=env.choice("AUTH_MODE", ("OPEN", "APPS")),
+            app_creates_per_minute=env.integer("APP_CREATES_PER_MINUTE", minimum=0),
+            app_concurrent_games=env.integer("APP_CONCURRENT_GAMES", minimum=0),
+            app_moves_per_minute=env.integer("APP_MOVES_PER_MINUTE", minimum=0),
+            app_listings_per_minute=env.integer("APP_LISTINGS_PER_MINUTE", minimum=0),
+            app_player_moves_per_minute=env.integer("APP_PLAYER_MOVES_PER_MINUTE", minimum=0),
             fast_lane=env.boolean("FAST_LANE"),
             solver=env.choice("SOLVER", ("C", "PYTHON")),
             bot_cache_mb=env.integer("BOT_CACHE_MB", minimum=1, maximum=65536),
@@ -615,6 +665,7 @@ class Config:
             bot_sweep_seconds=env.seconds("BOT_SWEEP_SECONDS", minimum=0.1, maximum=3600),
             bot_claim_seconds=env.seconds("BOT_CLAIM_SECONDS", minimum=1, maximum=3600),
             bot_idle_move_seconds=env.seconds("BOT_IDLE_MOVE_SECONDS", minimum=0, maximum=60),
+            worker_metrics_port=env.integer("WORKER_METRICS_PORT", minimum=0, maximum=65535),
             host=env.raw("HOST"),
             port=env.integer("PORT", minimum=0, maximum=65535),
             web_concurrency=(

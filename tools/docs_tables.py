@@ -96,6 +96,11 @@ WHEN: dict[str, str] = {
     "RATE_LIMITED": "Over a rate limit, or over a lobby limit of the client's address: "
     "seats held in listed games, listed games waiting for players (`Retry-After` given; "
     "docs/API.md, The lobby)",
+    "APP_LIMIT_EXCEEDED": "`AUTH_MODE=apps`: over a limit the operator set for the app (its "
+    "backend and players together) or for each of its players; `limit` names it "
+    "(`creates_per_minute`, `concurrent_games`, `moves_per_minute`, `listings_per_minute`, "
+    "`player_moves_per_minute`), `scope` says whose (`app`, `player`); `Retry-After` given "
+    "(docs/AUTH.md, Limits)",
     "TOO_MANY_STREAMS": "An event stream or waiting long poll over the open streams a client "
     "address (`STREAM_LIMIT_PER_ADDRESS`) or a seat (`STREAM_LIMIT_PER_SEAT`) may hold at "
     "once: close one, or retry after `Retry-After`; also nginx's own, per address "

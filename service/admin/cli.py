@@ -1,5 +1,5 @@
-"""``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key|webhook``: the apps of
-``AUTH_MODE=apps``, managed by the operator against the service's Redis.
+"""``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key|limits|webhook``:
+the apps of ``AUTH_MODE=apps``, managed by the operator against the service's Redis.
 
 Reads the same environment as the server (``REDIS_URL``, ``REDIS_CLUSTER``,
 ``REDIS_SENTINELS``...: docs/CONFIGURATION.md).  A secret key is printed once, when
@@ -13,6 +13,7 @@ or configuration error.
     three-thirteen-admin apps revoke <app id>
     three-thirteen-admin apps add-key <app id> <kid> --alg EdDSA --public-key key.pem
     three-thirteen-admin apps remove-key <app id> <kid>
+    three-thirteen-admin apps limits <app id> --creates-per-minute 100 --concurrent-games 500
     three-thirteen-admin apps webhook <app id> --url https://... [--events ...]
     three-thirteen-admin apps webhook <app id> --remove
 """
@@ -74,8 +75,47 @@ def _parser() -> argparse.ArgumentParser:
     remove_key = app_commands.add_parser("remove-key", help="forget one of the app's JWT keys")
     remove_key.add_argument("app_id")
     remove_key.add_argument("kid")
+    _add_limits_parser(app_commands)
     _add_webhook_parser(app_commands)
     return parser
+
+
+def _limit_value(text: str) -> int | None:
+    """A limit's value on the command line: a number (0: no limit) or ``default``."""
+    if text == "default":
+        return None
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError("a number (0: no limit) or 'default'")
+    return int(text)
+
+
+def _add_limits_parser(app_commands: Any) -> None:
+    limits = app_commands.add_parser(
+        "limits",
+        help="show or set the app's limits (each a number, 0: none, or 'default': the "
+        "server's APP_<LIMIT>)",
+    )
+    limits.add_argument("app_id")
+    for name in apps.LIMITS:
+        limits.add_argument(
+            "--" + name.replace("_", "-"), dest=name, type=_limit_value, default=argparse.SUPPRESS
+        )
+
+
+def _limits(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """``apps limits``: set the limits named (none named: show them)."""
+    changes = {name: getattr(args, name) for name in apps.LIMITS if hasattr(args, name)}
+    app = (
+        apps.set_limits(registry, args.app_id, changes)
+        if changes
+        else apps.load(registry, args.app_id)
+    )
+    shown = app.summary(time.time())["limits"]
+    lines = [
+        f"{name}: {'default' if most is None else (most or 'no limit')}"
+        for name, most in shown.items()
+    ]
+    return {"id": app.id, "limits": shown}, [f"app {app.id} limits:", *lines]
 
 
 def _add_webhook_parser(app_commands: Any) -> None:
@@ -147,6 +187,7 @@ def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any]
         lines = [
             f"{a['id']}  {a['name']}  created {_when(a['created'])}  "
             + (f"revoked {_when(a['revoked'])}" if a["revoked"] else f"{len(a['keys'])} key(s)")
+            + "".join(f"  {name}={most}" for name, most in a["limits"].items() if most is not None)
             for a in found
         ]
         return {"apps": found}, lines or ["no apps"]
@@ -170,6 +211,8 @@ def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any]
         return {"id": app.id, "kid": public.kid, "alg": public.alg}, [
             f"app {app.id}: JWT key {public.kid!r} ({public.alg}) registered"
         ]
+    if args.command == "limits":
+        return _limits(registry, args)
     if args.command == "webhook":
         return webhook_command(registry, args)
     if args.command == "remove-key":

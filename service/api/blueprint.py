@@ -80,6 +80,12 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "shared_id": "14.9b2e0d41c07f3a85",
     },
     "RATE_LIMITED": {"detail": "rate limit exceeded (moves: 120 per 1 minute); retry after 12 s"},
+    "APP_LIMIT_EXCEEDED": {
+        "detail": "app limit: this player may make 600 such requests a minute "
+        "(player_moves_per_minute); retry after 12 s",
+        "limit": "player_moves_per_minute",
+        "scope": "player",
+    },
     "TOO_MANY_STREAMS": {
         "detail": "too many open streams on this seat (8 at most): close one, or retry after 41 s"
     },

@@ -84,10 +84,12 @@ class Rematch(MethodView):
             **ERRORS_PLAYER,
             403: "No seat of the rematch reserved for this token",
             409: "Game not finished, or seat claimed",
+            429: "Over the app's concurrent games (apps mode)",
         },
         "SEAT_NOT_RESERVED",
         "GAME_NOT_FINISHED",
         "SEAT_ALREADY_CLAIMED",
+        "APP_LIMIT_EXCEEDED",
     )
     def post(self, game_id: str) -> Response:
         """Rematch

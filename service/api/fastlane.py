@@ -30,10 +30,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from service.api import access, problems
-from service.api.auth import bearer_token
+from service.api import access, app_limits, problems
 from service.api.context import CURRENT_CALL, Call, Services
-from service.api.limits import Per
 from service.api.metrics import ROUTE_KEY
 from service.api.middleware import StartResponse, WSGIApp
 from service.api.routes import FastRoute
@@ -74,10 +72,8 @@ class FastLane:
         this_call = Call(environ, self.services, None, body)
         CURRENT_CALL.set(this_call)
         try:
-            limits, limited = self.services.limits, route.limited
-            if limits is not None and limited is not None:  # before the handler, as Flask's hook
-                token = bearer_token(this_call) if limited.per is Per.TOKEN else None
-                limits.count(limited.rate, limited.per, token, environ)
+            if route.limited is not None:  # before the handler, as Flask's hook
+                app_limits.count(this_call, route.limited)
             params = match.groupdict()
             access.check(this_call, route.access, params)  # apps mode: who may call it
             response = route.handler(**params)

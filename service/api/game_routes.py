@@ -48,7 +48,8 @@ class Games(MethodView):
         {
             400: "Malformed JSON, or a weak Idempotency-Key",
             422: "Invalid players, seats, options or webhook URL",
-            429: "Rate limited, or over the address's lobby limit (a listed game)",
+            429: "Rate limited, over the address's lobby limit (a listed game), or over a "
+            "limit of the app (apps mode: creates a minute, concurrent games)",
             503: "Storage unavailable",
         },
         "INVALID_JSON",
@@ -57,6 +58,8 @@ class Games(MethodView):
         "INVALID_OPTION",
         "WEBHOOK_URL_REFUSED",
         "IDEMPOTENCY_KEY_REUSED",
+        "RATE_LIMITED",
+        "APP_LIMIT_EXCEEDED",
     )
     def post(self, body: dict[str, Any]) -> Response:
         """Create a game
@@ -217,7 +220,7 @@ class Moves(MethodView):
             409: "Not your turn, wrong phase, or game not in progress",
             412: "If-Match names a stale version, or a history the game no longer has",
             422: "Invalid or illegal move",
-            429: "Rate limited",
+            429: "Rate limited, or over a limit of the app or the player (apps mode)",
         },
         "NOT_YOUR_TURN",
         "PRECONDITION_FAILED",
@@ -227,6 +230,8 @@ class Moves(MethodView):
         "VALIDATION_ERROR",
         "CARD_NOT_IN_HAND",
         "IDEMPOTENCY_KEY_REUSED",
+        "RATE_LIMITED",
+        "APP_LIMIT_EXCEEDED",
     )
     @blp.doc(
         operationId="makeMove",

@@ -4,7 +4,9 @@ Which endpoint counts against which limit (:class:`Rate`), and per what
 (:class:`Per`: the client's address, or the hash of its bearer token, so the raw
 token never reaches the limiter's storage), is declared by the route table
 (:mod:`service.api.routes`) and counted before the endpoint's handler runs, on
-either path (Flask's, the fast lane's): a refused request is not even parsed.
+either path (Flask's, the fast lane's: :mod:`service.api.app_limits`, which counts
+the requests of an app's backend and players against their app instead): a
+refused request is not even parsed.
 Addresses are ``REMOTE_ADDR``: behind proxies, the client's taken from
 ``X-Forwarded-For`` by ``TRUSTED_PROXY_HOPS`` (see :func:`service.app.create_app`).
 Failed authentications (every 401, on any endpoint) are counted per address where
@@ -26,12 +28,10 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from flask import Flask, request
 from limits import RateLimitItem, parse_many
 from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import FixedWindowRateLimiter
@@ -92,7 +92,7 @@ class RateLimiter:
 
     def check(self, limit: Limit, client: str) -> None:
         """Count one request of ``client``; 429 with ``Retry-After`` over ``limit``."""
-        refused = self._refused(limit, client)
+        refused = self.refused(limit, client)
         if refused is not None:
             item, wait = refused
             raise ApiError(
@@ -101,7 +101,9 @@ class RateLimiter:
                 headers={"Retry-After": str(wait)},
             )
 
-    def _refused(self, limit: Limit, client: str) -> tuple[RateLimitItem, int] | None:
+    def refused(self, limit: Limit, client: str) -> tuple[RateLimitItem, int] | None:
+        """Count one request of ``client``: None within ``limit``, else the rate
+        that refused it and the seconds until its window ends."""
         strategy = self.main if time.monotonic() >= self.main_down_until else self.fallback
         try:
             return _hit(strategy, limit, client)
@@ -240,24 +242,3 @@ def storage_uri(config: Config) -> str:
     if url.startswith("unix://"):
         return "redis+unix://" + url[len("unix://") :]
     return url
-
-
-def install(
-    app: Flask,
-    limits: RateLimits,
-    counted: Mapping[tuple[str, str], Limited],
-    bearer_token: Callable[[], str | None],
-) -> None:
-    """Count the limited endpoints' requests before their views run: ``counted``
-    maps ``(endpoint, method)`` to its limit (a ``rate`` and whom it is counted
-    ``per``: :func:`service.api.routes.counted`).
-
-    Only these requests consult the storage (a dead storage would otherwise
-    hold up any request, /readyz included)."""
-
-    @app.before_request
-    def _count() -> None:
-        limited = counted.get((request.endpoint or "", request.method))
-        if limited is not None:
-            token = bearer_token() if limited.per is Per.TOKEN else None
-            limits.count(limited.rate, limited.per, token, request.environ)

@@ -39,9 +39,14 @@ class Listing(MethodView):
     @blp.response(200, schemas.ListingOut, headers=headers("Link"))
     @document_errors(
         blp,
-        {422: "Invalid filter or cursor", 429: "Rate limited", 503: "Storage unavailable"},
+        {
+            422: "Invalid filter or cursor",
+            429: "Rate limited, or over the app's listings a minute (apps mode)",
+            503: "Storage unavailable",
+        },
         "VALIDATION_ERROR",
         "RATE_LIMITED",
+        "APP_LIMIT_EXCEEDED",
         "STORE_UNAVAILABLE",
     )
     def get(self, query: dict[str, Any]) -> Response:
@@ -86,7 +91,8 @@ class QuickJoin(MethodView):
         {
             400: "Malformed JSON, or a weak Idempotency-Key",
             422: "Invalid name, seats, options or timers",
-            429: "Rate limited, or over the address's lobby limit",
+            429: "Rate limited, over the address's lobby limit, or over the app's "
+            "concurrent games (apps mode: a new table)",
             503: "Storage unavailable, or no seat found in time (LOBBY_BUSY): retry",
         },
         "INVALID_JSON",
@@ -95,6 +101,7 @@ class QuickJoin(MethodView):
         "INVALID_OPTION",
         "IDEMPOTENCY_KEY_REUSED",
         "RATE_LIMITED",
+        "APP_LIMIT_EXCEEDED",
         "LOBBY_BUSY",
         "STORE_UNAVAILABLE",
     )

@@ -79,6 +79,7 @@ CODES: dict[str, tuple[int, str]] = {
     "WEBHOOK_NOT_FOUND": (404, "No webhook"),
     "DELIVERY_NOT_FOUND": (404, "No such delivery"),
     "RATE_LIMITED": (429, "Too many requests"),
+    "APP_LIMIT_EXCEEDED": (429, "Over a limit of the app"),
     "TOO_MANY_STREAMS": (429, "Too many open streams"),
     "STORE_UNAVAILABLE": (503, "Storage unavailable"),
     "INTERNAL": (500, "Internal error"),

@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         f" (solver {config.solver}, expert samples {expert.samples()},"
         f" memos {byte_cache.budget() >> 20} MB)"
     )
-    return serve(worker, "bot worker", log, started)
+    metrics = (worker.metrics.registry, config.host, config.worker_metrics_port)
+    return serve(worker, "bot worker", log, started, metrics=metrics)
 
 
 if __name__ == "__main__":

@@ -34,10 +34,12 @@ under way finish (a stretch takes under a second), and the worker exits.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
+from service.botplay.bot_metrics import BotMetrics
 from service.config import Config
-from service.hosting.due_turns import play_due
+from service.hosting.due_turns import Played, play_due
 from service.store import GameNotFound, GameStore
 from service.store.due_games import DueGames
 from service.store.keys import slot_of
@@ -64,6 +66,7 @@ class BotWorker(SlotWorker):
         self._playing = 0
         self.plays = 0
         """Claims played (written or not), for tests and logs."""
+        self.metrics = BotMetrics()
 
     # -- finding work ------------------------------------------------------------------
 
@@ -115,27 +118,39 @@ class BotWorker(SlotWorker):
                 self._playing += len(games)
                 if next_ms is not None:
                     self._schedule(slot, next_ms)  # at once when more are due
-            for game_id in games:
+            for game_id, due_ms in games:
+                self.metrics.lateness.observe(max(0, at - due_ms) / 1000)
                 self._pool.submit(self._play, game_id, at + lease_ms)
 
     def _play(self, game_id: str, claimed_until_ms: int) -> None:
         """Play one claim: the game's due turn, one write; a claim that wrote nothing is
         given back (a game gone: its entry dropped)."""
+        began = time.perf_counter()
         try:
-            written = 0
+            played = Played()
             try:
-                written = play_due(self._store, self._config, game_id)
+                played = play_due(self._store, self._config, game_id)
             except GameNotFound:
                 pass
-            if not written:
+            if not played.events:
                 restored = self._due.release(game_id, claimed_until_ms, now_ms())
                 if restored is not None:  # due later after all: told to no one else
                     with self._changed:
                         self._schedule(slot_of(game_id), restored)
+            self._count(played, time.perf_counter() - began)
         except Exception:  # kept claimed: due again once its lease ends
             log.exception("bot worker: could not play game %s", game_id)
+            self.metrics.claims.labels("failed").inc()
         finally:
             with self._changed:
                 self._playing -= 1
                 self.plays += 1
                 self._changed.notify_all()
+
+    def _count(self, played: Played, seconds: float) -> None:
+        metrics = self.metrics
+        metrics.claims.labels("written" if played.events else "nothing").inc()
+        metrics.play_seconds.observe(seconds)
+        metrics.moves.inc(played.moves)
+        if played.finished:
+            metrics.games_finished.inc()

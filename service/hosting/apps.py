@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from service.config import Config
 from service.hosting.tokens import APP_ID_ALPHABET, APP_ID_LENGTH, is_app_id, new_token
 from service.store.app_registry import AppRegistry
 
@@ -41,6 +42,19 @@ SHOWN_PREFIX = 16
 
 CACHE_SECONDS = 0.5
 """How long an instance keeps an app's record before reading it again."""
+
+
+LIMITS = (
+    "creates_per_minute",
+    "concurrent_games",
+    "moves_per_minute",
+    "listings_per_minute",
+    "player_moves_per_minute",
+)
+"""The limits an operator sets per app (``three-thirteen-admin apps limits``), each
+defaulting to the configuration's ``APP_<NAME>``: games created a minute, games not
+ended at once, moves a minute, lobby listings a minute (the app's backend and its
+players together), and moves a minute of each of its players."""
 
 
 class AppError(ValueError):
@@ -75,6 +89,9 @@ class App:
     jwt_keys: list[dict[str, str]] = field(default_factory=list)
     """The public keys its backend signs player JWTs with: ``{kid, alg, pem}``
     (:mod:`service.hosting.player_jwts`)."""
+    limits: dict[str, int] = field(default_factory=dict)
+    """The limits the operator set for it (:data:`LIMITS` -> the most, 0: none); one
+    not set is the configuration's (:meth:`limit`)."""
     webhook: dict[str, Any] | None = None
     """Where its games' lifecycle is told: ``{url, events, secret, turn_only_offline}``
     (:mod:`service.hosting.app_webhooks`; None: nowhere)."""
@@ -89,6 +106,7 @@ class App:
                 "revoked": self.revoked,
                 "keys": [k.to_dict() for k in self.keys],
                 "jwt_keys": self.jwt_keys,
+                "limits": self.limits,
                 "webhook": self.webhook,
             }
         )
@@ -105,6 +123,7 @@ class App:
             [AppKey(k["hash"], k["created"], k["expires"]) for k in doc["keys"]],
             doc["revoked"],
             doc.get("jwt_keys", []),
+            doc.get("limits", {}),
             doc.get("webhook"),
         )
 
@@ -131,10 +150,23 @@ class App:
                 {"created": k.created, "expires": k.expires} for k in self.keys if k.valid_at(now)
             ],
             "jwt_keys": [{"kid": k["kid"], "alg": k["alg"]} for k in self.jwt_keys],
+            "limits": {name: self.limits.get(name) for name in LIMITS},
             "webhook": None
             if self.webhook is None
             else {k: v for k, v in self.webhook.items() if k != "secret"},
         }
+
+    def limit(self, name: str, config: Config) -> int:
+        """The most the app may do of limit ``name`` (one of :data:`LIMITS`; 0: no
+        limit): the operator's for the app, else the configuration's
+        (``APP_<NAME>``).
+
+        >>> app = App("a1b2c3d4e5", "cards", 0.0, limits={"moves_per_minute": 50})
+        >>> app.limit("moves_per_minute", Config()), app.limit("creates_per_minute", Config())
+        (50, 600)
+        """
+        found = self.limits.get(name)
+        return int(getattr(config, f"app_{name}")) if found is None else found
 
 
 def hash_key(key: str) -> str:
@@ -225,6 +257,23 @@ def set_jwt_key(registry: AppRegistry, app_id: str, kid: str, key: dict[str, str
     if key is None and len(kept) == len(app.jwt_keys):
         raise AppError(f"app {app_id} has no key {kid!r}")
     app.jwt_keys = kept if key is None else [*kept, key]
+    registry.save_app(app.id, app.to_bytes())
+    return app
+
+
+def set_limits(registry: AppRegistry, app_id: str, changes: dict[str, int | None]) -> App:
+    """Set the app's limits named in ``changes`` (of :data:`LIMITS`) to the most
+    given (0: no limit; None: the configuration's again)."""
+    app = load(registry, app_id)
+    for name, most in changes.items():
+        if name not in LIMITS:
+            raise AppError(f"no limit {name!r}; the limits are {', '.join(LIMITS)}")
+        if most is None:
+            app.limits.pop(name, None)
+        elif most < 0:
+            raise AppError(f"{name}: 0 (no limit) or more")
+        else:
+            app.limits[name] = most
     registry.save_app(app.id, app.to_bytes())
     return app
 

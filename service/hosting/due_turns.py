@@ -20,6 +20,7 @@ replay.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from service.config import Config
 from service.engine.game_events import Event
@@ -32,10 +33,20 @@ from service.store import GameStore
 PLAYED_FLAGS = ("bot", "automatic")
 
 
+@dataclass(frozen=True, slots=True)
+class Played:
+    """What one claim of a due game wrote: its events (0: nothing was due, or another
+    write came first), the seats' moves among them, and whether it finished the game."""
+
+    events: int = 0
+    moves: int = 0
+    finished: bool = False
+
+
 def moves_in(events: list[Event]) -> int:
     """The moves made for seats among ``events`` (draws, discards and goings out
-    flagged ``bot`` or ``automatic``)."""
-    return sum(1 for e in events if any(e.data.get(flag) for flag in PLAYED_FLAGS))
+    flagged ``bot`` or ``automatic``; a draw's copy private to its seat not counted)."""
+    return sum(1 for e in events if e.is_public and any(e.data.get(flag) for flag in PLAYED_FLAGS))
 
 
 def pace(record: GameRecord, moves: int, now: float, idle_move_seconds: float) -> None:
@@ -45,9 +56,9 @@ def pace(record: GameRecord, moves: int, now: float, idle_move_seconds: float) -
         record.deadline = max(record.deadline, now + idle_move_seconds * moves)
 
 
-def play_due(store: GameStore, config: Config, game_id: str) -> int:
+def play_due(store: GameStore, config: Config, game_id: str) -> Played:
     """Play ``game_id``'s due turn, if it is due (a stretch of bot moves, or an
-    overdue player's automatic move), and save it; the number of events written (0:
+    overdue player's automatic move), and save it; what was written (nothing when
     nothing was due, or another write came first: then the game is due again from
     what that write left, and whoever claims it next plays it -- a worker never plays
     on after a lost race, which would have two play one game in step).  Raises
@@ -55,16 +66,18 @@ def play_due(store: GameStore, config: Config, game_id: str) -> int:
 
     tried: list[int] = []
 
-    def step(version: int, record: GameRecord) -> tuple[Write | None, int]:
+    def step(version: int, record: GameRecord) -> tuple[Write | None, Played]:
         if tried:  # a write came first: the turn it left due is the next claim's
-            return None, 0
+            return None, Played()
         tried.append(version)
         now = time.time()
         events = apply_timeouts(record, now, history=lambda: public_events(store, game_id))
         if not events:
-            return None, 0
-        pace(record, moves_in(events), now, config.bot_idle_move_seconds)
-        return Write(events, snapshot(record, version + 1)), len(events)
+            return None, Played()
+        moves = moves_in(events)
+        pace(record, moves, now, config.bot_idle_move_seconds)
+        played = Played(len(events), moves, record.status == "finished")
+        return Write(events, snapshot(record, version + 1)), played
 
     played, _last = optimistic_write(store, config, game_id, step)
     return played

@@ -49,6 +49,7 @@ from service.hosting.lobby_operations import LobbyTimers, table_of
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
     AlreadySeatedError,
+    AppLimitError,
     ChangingTooFastError,
     HostingError,
     LobbyBusyError,
@@ -175,7 +176,13 @@ def _seat_at(seeker: Seeker, table: str, body: dict[str, Any]) -> tuple[dict[str
             return _take_seat(seeker, ticket, body)
         except NotDurable:  # the seat was taken: a retry with the key is answered it
             raise
-        except (StoreUnavailable, LobbyCapError, ChangingTooFastError, AlreadySeatedError):
+        except (
+            StoreUnavailable,
+            LobbyCapError,
+            AppLimitError,
+            ChangingTooFastError,
+            AlreadySeatedError,
+        ):
             _give_back(seeker.store, table, ticket, lifetime)
             raise
         except (HostingError, GameNotFound):  # full, started or cancelled: not to offer

@@ -122,3 +122,27 @@ class IdempotencyKeyReusedError(HostingError):
     """An ``Idempotency-Key`` used before with another request."""
 
     code = "IDEMPOTENCY_KEY_REUSED"
+
+
+class AppLimitError(HostingError):
+    """An app, or one of its players, over one of the limits its operator set
+    (:data:`~service.hosting.apps.LIMITS`): ``limit`` names it, ``scope`` says
+    whose (``app``: the app's backend and players together; ``player``)."""
+
+    code = "APP_LIMIT_EXCEEDED"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: str = "concurrent_games",
+        scope: str = "app",
+        retry_after: int = 60,
+    ):
+        super().__init__(message)
+        self.limit = limit
+        self.scope = scope
+        self.retry_after = retry_after
+
+    def extra(self) -> dict[str, Any]:
+        return {"limit": self.limit, "scope": self.scope}

@@ -28,7 +28,7 @@ import orjson
 
 from service.config import Config
 from service.engine.game_events import Event
-from service.hosting import app_deliveries, lobby_listing, webhook_deliveries
+from service.hosting import app_deliveries, app_games, lobby_listing, webhook_deliveries
 from service.hosting.app_webhooks import hook_for_game
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
@@ -169,6 +169,7 @@ def _commit(
         **write.saved,
     )
     lobby_listing.committed(store, config, record)
+    app_games.ended(store, record)
     return written
 
 
@@ -202,7 +203,9 @@ def create_game(
     """Save a new game at version 1 with its first events (and the idempotency
     record of the request that made it).  Raises :class:`GameExists`, or
     :class:`IdempotentReplay` when it was made by a request with the same key.
-    Returns its version, 1, with its last event."""
+    Returns its version, 1, with its last event.  A game of an app is counted
+    against its concurrent-games limit first (:class:`AppLimitError` at the limit)."""
+    app_games.take(store, config, record)
     lobby_listing.before_write(store, config, record)
     return store.create(
         record.id,

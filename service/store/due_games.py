@@ -36,11 +36,11 @@ CLAIM_SCRIPT = """
 -- claim's lease (it is due again then, should the worker die).
 -- KEYS[1] the slot's due games
 -- ARGV[1] now (ms), ARGV[2] the lease's end (ms), ARGV[3] the most to take
--- Returns {the slot's earliest due time after the claim (ms; -1: none), the game ids
--- claimed, the earliest due first...}.
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
-for _, id in ipairs(due) do
-  redis.call('ZADD', KEYS[1], ARGV[2], id)
+-- Returns {the slot's earliest due time after the claim (ms; -1: none), then each game
+-- claimed and the time it was due (ms), the earliest due first...}.
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[3])
+for i = 1, #due, 2 do
+  redis.call('ZADD', KEYS[1], ARGV[2], due[i])
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 table.insert(due, 1, first[2] or '-1')
@@ -92,16 +92,20 @@ class DueGames:
 
     def claim(
         self, slot: int, now_ms: int, lease_ms: int, most: int
-    ) -> tuple[list[str], int | None]:
-        """Up to ``most`` games of ``slot`` due by ``now_ms``, claimed until
-        ``now_ms + lease_ms`` (the claim's score, for :meth:`release`); and the
-        slot's earliest due time after the claim (ms; None: nothing left)."""
+    ) -> tuple[list[tuple[str, int]], int | None]:
+        """Up to ``most`` games of ``slot`` due by ``now_ms``, each with when it was
+        due (ms), claimed until ``now_ms + lease_ms`` (the claim's score, for
+        :meth:`release`); and the slot's earliest due time after the claim (ms; None:
+        nothing left)."""
         with translate_errors():
             reply = self._claim(
                 keys=[keys.outbox_key(slot, keys.DUE)], args=[now_ms, now_ms + lease_ms, most]
             )
         first, taken = int(float(reply[0])), reply[1:]
-        games = [raw.decode() if isinstance(raw, bytes) else str(raw) for raw in taken]
+        games = [
+            (raw.decode() if isinstance(raw, bytes) else str(raw), int(float(score)))
+            for raw, score in zip(taken[::2], taken[1::2], strict=True)
+        ]
         return games, None if first < 0 else first
 
     def release(self, game_id: str, claimed_until_ms: int, now_ms: int) -> int | None:

@@ -51,6 +51,7 @@ from service.store.failures import translate_errors
 from service.store.game_reads import REPLAY_HEAD, GameReads, Written, last_event
 from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
+from service.store.live_games import AppLiveGames
 from service.store.lobby_index import LobbyIndex
 from service.store.redis_client import RedisClient, connect, is_cluster, subscribers
 from service.store.script_args import (
@@ -127,6 +128,8 @@ class GameStore(GameReads, TicketStore):
         """What each client address holds in the lobby (:mod:`service.store.holds`)."""
         self.apps = AppRegistry(lambda: self.client)
         """Apps and their players (:mod:`service.store.app_registry`)."""
+        self.live_games = AppLiveGames(lambda: self.client)
+        """The live games of each app (:mod:`service.store.live_games`)."""
         self.app_hooks = AppHookLog(lambda: self.client, self.game_ttl_seconds)
         """The delivery logs of apps' webhooks (:mod:`service.store.app_hook_log`)."""
         if client is not None:

@@ -276,6 +276,16 @@ def app_key(app_id: str) -> str:
     return f"{PREFIX}:app:{{{app_id}}}"
 
 
+def app_live_games_key(app_id: str) -> str:
+    """Sorted set: the app's games not ended (:mod:`service.store.live_games`), in its
+    record's slot.
+
+    >>> app_live_games_key("a1b2c3d4e5")
+    't13:app:{a1b2c3d4e5}:live'
+    """
+    return f"{app_key(app_id)}:live"
+
+
 def player_key(tag: str, part: str = "") -> str:
     """A key of one player of one app, tagged by a hash of both
     (:func:`service.hosting.players.player_tag`): ``""`` the hash of the player's

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from typing import Any
+
+from prometheus_client import CollectorRegistry, start_http_server
 
 from service import logs
 from service.config import Config
@@ -22,6 +25,12 @@ def worker_config(argv: list[str] | None, usage: str, log: logging.Logger) -> Co
         return None
     config = Config.from_env()
     logs.configure(config.log_level)
+    # a worker's metrics are its own (served by :func:`serve`), but with this set
+    # (a shared environment: the server's setting) prometheus_client keeps every
+    # value in a file there, and fails where it is missing
+    multiprocess_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip()
+    if multiprocess_dir:
+        os.makedirs(multiprocess_dir, exist_ok=True)
     if config.embedded_store:
         log.error(
             "set REDIS_URL: without it the store is embedded in the server's process "
@@ -31,10 +40,22 @@ def worker_config(argv: list[str] | None, usage: str, log: logging.Logger) -> Co
     return config
 
 
-def serve(worker: SlotWorker, name: str, log: logging.Logger, started: str = "") -> int:
+def serve(
+    worker: SlotWorker,
+    name: str,
+    log: logging.Logger,
+    started: str = "",
+    *,
+    metrics: tuple[CollectorRegistry, str, int] | None = None,
+) -> int:
     """Run ``worker`` in this process until SIGTERM or SIGINT, then let the work under
     way finish; the exit status (0).  ``name`` says which worker in the log lines,
-    ``started`` what the start line adds."""
+    ``started`` what the start line adds; ``metrics`` a registry to serve on
+    ``/metrics`` at an address and port (a port of 0: not served)."""
+    if metrics is not None and metrics[2]:
+        registry, host, port = metrics
+        start_http_server(port, addr=host, registry=registry)
+        started += f", metrics on {host}:{port}"
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("%s stopping (signal %d)", name, signum)

@@ -58,6 +58,32 @@ def test_without_redis_url_it_says_so(monkeypatch, capsys):
     assert "REDIS_URL" in capsys.readouterr().err
 
 
+def test_limits_set_shown_and_reset(admin, store, capsys):
+    made = admin("apps", "create", "My game")
+    shown = admin("apps", "limits", made["id"])["limits"]
+    assert shown == dict.fromkeys(apps.LIMITS)  # all the server's defaults
+    set_to = admin(
+        "apps", "limits", made["id"], "--creates-per-minute", "100", "--concurrent-games", "0"
+    )["limits"]
+    assert (set_to["creates_per_minute"], set_to["concurrent_games"]) == (100, 0)
+    assert apps.load(store.apps, made["id"]).limits == {
+        "creates_per_minute": 100,
+        "concurrent_games": 0,
+    }
+    assert admin("apps", "list")["apps"][0]["limits"] == set_to
+    reset = admin("apps", "limits", made["id"], "--creates-per-minute", "default")["limits"]
+    assert reset["creates_per_minute"] is None and reset["concurrent_games"] == 0
+    with pytest.raises(SystemExit) as usage:  # argparse: a usage error, exit status 2
+        main(["apps", "limits", made["id"], "--moves-per-minute", "-1"])
+    assert usage.value.code == 2
+    assert "no limit" in capsys.readouterr().err
+    assert main(["apps", "limits", "nosuchapp0", "--moves-per-minute", "5"]) == 1
+    assert main(["apps", "limits", made["id"]]) == 0
+    assert "concurrent_games: no limit" in capsys.readouterr().out
+    assert main(["apps", "list"]) == 0
+    assert "key(s)  concurrent_games=0" in capsys.readouterr().out  # the limits set
+
+
 def test_an_apps_webhook_set_listed_without_its_secret_and_removed(
     admin, store, monkeypatch, capsys
 ):

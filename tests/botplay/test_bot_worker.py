@@ -17,6 +17,7 @@ import requests
 
 from harness.gunicorn_server import GunicornServer
 from harness.live_game import choose
+from harness.ports import free_port
 from harness.webhook_worker import WorkerProcess
 from service.hosting.replays import verify_replay
 from service.store.keys import DUE, outbox_key, slot_of, wake_channel
@@ -121,7 +122,8 @@ def test_a_killed_worker_s_claims_are_taken_over_and_the_replay_verifies(
     redis_client: redis.Redis, redis_url: str, gunicorn: Callable[..., Any], tmp_path: Path
 ) -> None:
     """SIGKILL a worker while it holds its claim on a game; another worker takes
-    the game over once the claim's lease ends, and finishes it; its replay verifies."""
+    the game over once the claim's lease ends, and finishes it; its replay verifies.
+    That worker's metrics (``WORKER_METRICS_PORT``) count what it did."""
     served: GunicornServer = gunicorn({"REDIS_URL": redis_url})
     served.stop_bot_worker()  # this test runs its own
     env = {"LOG_LEVEL": "INFO", "BOT_CLAIM_SECONDS": "3", "BOT_IDLE_MOVE_SECONDS": "0"}
@@ -137,8 +139,9 @@ def test_a_killed_worker_s_claims_are_taken_over_and_the_replay_verifies(
     assert handed.status_code == 200, handed.text
     due = outbox_key(slot_of(game_id), DUE)
 
-    def start(name: str) -> WorkerProcess:
-        worker = WorkerProcess(redis_url, env, tmp_path / name, module="service.botplay")
+    def start(name: str, **more: str) -> WorkerProcess:
+        settings = {**env, **more}
+        worker = WorkerProcess(redis_url, settings, tmp_path / name, module="service.botplay")
         workers.append(worker)
         return worker
 
@@ -161,13 +164,15 @@ def test_a_killed_worker_s_claims_are_taken_over_and_the_replay_verifies(
         assert claimed_until is not None, "never killed while holding a claim"
         assert public(served.url, game_id)["status"] == "playing"
         version = public(served.url, game_id)["version"]
-        start("bots-next.log")
+        port = free_port()
+        start("bots-next.log", WORKER_METRICS_PORT=str(port))
         wait_until(lambda: public(served.url, game_id)["version"] > version, 60, "taken over")
         taken_over = time.time()
         assert claimed_until - 0.05 <= taken_over <= claimed_until + 10
         wait_until(
             lambda: public(served.url, game_id)["status"] == "finished", 240, "the game ends"
         )
+        metrics = worker_metrics(port)
     finally:
         for worker in workers:
             worker.kill()
@@ -175,6 +180,27 @@ def test_a_killed_worker_s_claims_are_taken_over_and_the_replay_verifies(
     assert replay.status_code == 200
     assert verify_replay(replay.json()) == []
     assert redis_client.zscore(due, game_id) is None  # nothing left due
+    moves = replay.json()["actions"]
+    assert metrics["t13_bot_games_finished_total"] == 1
+    # the rest of the game: the killed workers played its first moves
+    assert 0 < metrics["t13_bot_moves_total"] < len(moves)
+    assert metrics['t13_bot_claims_total{outcome="written"}'] >= 1
+    assert (
+        metrics["t13_bot_due_lateness_seconds_count"]
+        >= metrics['t13_bot_claims_total{outcome="written"}']
+    )
+
+
+def worker_metrics(port: int) -> dict[str, float]:
+    """A bot worker's metrics, as Prometheus reads them: each sample's value by its
+    name and labels."""
+    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            found[name] = float(value)
+    return found
 
 
 def test_readers_of_a_game_of_bots_play_nothing_and_it_finishes_once(

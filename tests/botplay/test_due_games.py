@@ -37,11 +37,14 @@ def test_a_claim_is_a_lease_and_one_that_wrote_nothing_is_given_back(
     slot = slot_of(game.id)
     now = int(time.time() * 1000)
     assert dues.claim(slot, now, 5000, 10)[0] == []  # not due yet
+    deadline = redis_client.zscore(outbox_key(slot, DUE), game.id)
+    assert deadline is not None
     later = now + 61_000  # as if the timer ran out: claimed until then + 5 s
     games, next_ms = dues.claim(slot, later, 5000, 10)
-    assert games == [game.id] and next_ms == later + 5000
+    assert games == [(game.id, int(deadline))] and next_ms == later + 5000
     assert dues.claim(slot, later + 1000, 5000, 10)[0] == []  # held by the claim
-    assert dues.claim(slot, later + 5000, 5000, 10)[0] == [game.id]  # its lease ended
+    # its lease ended: due when the lease did
+    assert dues.claim(slot, later + 5000, 5000, 10)[0] == [(game.id, later + 5000)]
     restored = dues.release(game.id, later + 10_000, now)  # nothing written: back to 't'
     assert restored == redis_client.zscore(outbox_key(slot, DUE), game.id)
     assert restored is not None and restored > now
