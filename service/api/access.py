@@ -15,6 +15,9 @@ before its handler on either path (Flask's hook, the fast lane), after its rate 
   player's.  Health, metrics, the rulesets and the spec: anyone.
 
 Open mode checks nothing here: every request is what it was before apps.
+
+The spec declares the same, per operation (:func:`security`): the security schemes
+an :class:`Access` takes, any one of them; ``[]`` for :attr:`Access.OPEN`.
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ class Access(Enum):
     APP_OR_PLAYER = "an app's secret key or a player's token"
     GAME = "the game's app, one of its players, or one of its seats"
     GAME_SEAT = "the game's app, one of its players, or one of its seats (the handler checks)"
+    GAME_STREAM = (
+        "the game's app, one of its players, one of its seats, or a stream ticket "
+        "(the handler checks)"
+    )
     GAME_JOIN = "the game's app or one of its players"
 
 
@@ -61,8 +68,27 @@ ALLOWED: dict[Access, frozenset[str]] = {
     Access.APP_OR_PLAYER: frozenset({APP, PLAYER}),
     Access.GAME: frozenset({APP, PLAYER, SEAT}),
     Access.GAME_SEAT: frozenset({APP, PLAYER, SEAT}),
+    Access.GAME_STREAM: frozenset({APP, PLAYER, SEAT}),
     Access.GAME_JOIN: frozenset({APP, PLAYER}),
 }
+
+SCHEMES = {APP: "appKey", PLAYER: "playerToken", SEAT: "bearer"}
+"""The spec's security scheme of each kind of credential (``components.securitySchemes``)."""
+TICKET_SCHEME = "streamTicket"
+"""The spec's security scheme of a stream ticket (``?ticket=``)."""
+
+SecurityRequirements = list[dict[str, list[str]]]
+
+
+def security(access: Access) -> SecurityRequirements:
+    """The spec's ``security`` of an operation whose route takes ``access``: one
+    requirement per scheme it takes, any one of which is enough (in the order appKey,
+    playerToken, bearer, streamTicket); ``[]`` (no credential) for :attr:`Access.OPEN`."""
+    kinds = ALLOWED.get(access, frozenset())
+    names = [scheme for kind, scheme in SCHEMES.items() if kind in kinds]
+    if access is Access.GAME_STREAM:
+        names.append(TICKET_SCHEME)
+    return [{name: []} for name in names]
 
 
 def check(current: Call, access: Access, params: Mapping[str, object]) -> None:
@@ -78,7 +104,7 @@ def check(current: Call, access: Access, params: Mapping[str, object]) -> None:
             raise refusal("GAME_NOT_FOUND", NO_SUCH_GAME)
     found = principal(current)
     if found is None:
-        if access is Access.GAME_SEAT and "ticket=" in current.environ.get("QUERY_STRING", ""):
+        if access is Access.GAME_STREAM and "ticket=" in current.environ.get("QUERY_STRING", ""):
             return  # a stream ticket, which the handler checks (the events')
         raise unauthorized(NO_CREDENTIAL)
     if found.kind not in ALLOWED[access]:

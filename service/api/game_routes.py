@@ -114,7 +114,6 @@ class Game(MethodView):
 class PlayerViewResource(MethodView):
     @blp.doc(
         operationId="getPlayerView",
-        security=[{"bearer": []}],
         parameters=parameters("If-None-Match"),
     )
     @blp.response(200, views.PlayerView, headers=headers("ETag"))
@@ -235,7 +234,6 @@ class Moves(MethodView):
     )
     @blp.doc(
         operationId="makeMove",
-        security=[{"bearer": []}],
         parameters=parameters("If-Match", "Idempotency-Key"),
     )
     def post(self, game_id: str) -> Response:
@@ -295,8 +293,8 @@ class Events(MethodView):
         event arrives. With `Accept: text/event-stream` (Server-Sent Events)
         or `application/x-ndjson`, a stream of them as they happen, with
         heartbeats, resumed with `Last-Event-ID`. A seat's bearer token, or a
-        stream ticket, adds the events private to that seat (the token is
-        optional: the operation declares no security requirement). A client
+        stream ticket, adds the events private to that seat (in `AUTH_MODE=open`
+        neither is needed: without, the public events). A client
         address, and a seat, may hold only so many streams and waiting long
         polls open at once: beyond, 429 `TOO_MANY_STREAMS` with `Retry-After`.
         """
@@ -305,7 +303,7 @@ class Events(MethodView):
 
 
 class StreamTickets(MethodView):
-    @blp.doc(operationId="createStreamTicket", security=[{"bearer": []}])
+    @blp.doc(operationId="createStreamTicket")
     @blp.response(201, outputs.StreamTicketOut)
     @document_errors(blp, {**ERRORS_PLAYER, 429: "Rate limited"})
     def post(self, game_id: str) -> Response:

@@ -15,6 +15,9 @@ calls (:mod:`service.api.fastlane`).  Everything else is derived from
 - the rate limits (:func:`counted`), counted before the handler on either
   path, keyed by the endpoints Flask names after the views (a renamed view
   keeps its limit);
+- who may call each route in apps mode (:func:`accesses`, checked by
+  :mod:`service.api.access`), and the ``security`` the spec declares for each of
+  its operations (:func:`securities`), from the route's ``access``;
 - CORS (:mod:`service.api.cors`): the methods from Flask's routes, the headers
   from the spec the views document.
 
@@ -43,7 +46,7 @@ from service.api import (
     rules_routes,
     webhook_routes,
 )
-from service.api.access import Access
+from service.api.access import Access, SecurityRequirements, security
 from service.api.blueprint import Blueprint
 from service.api.limits import Limited, Per, Rate
 
@@ -118,7 +121,13 @@ ROUTES: tuple[Route, ...] = (
         {"POST": Limited(Rate.MOVES, Per.TOKEN)},  # every attempt counts
         fast={"POST": handlers.make_move},
     ),
-    Route(game_routes.blp, GAME + "/events", game_routes.Events, fast={"GET": following.fast}),
+    Route(
+        game_routes.blp,
+        GAME + "/events",
+        game_routes.Events,
+        fast={"GET": following.fast},
+        access=Access.GAME_STREAM,
+    ),
     Route(
         game_routes.blp,
         GAME + "/stream-tickets",
@@ -220,6 +229,16 @@ _add_to_blueprints(ROUTES)  # once, at import: a blueprint keeps its routes for 
 def accesses(routes: tuple[Route, ...] = ROUTES) -> dict[str, Access]:
     """Endpoint -> who may call it in apps mode, for the access hook on Flask's path."""
     return {route.endpoint: route.access for route in routes}
+
+
+def securities(routes: tuple[Route, ...] = ROUTES) -> dict[tuple[str, str], SecurityRequirements]:
+    """``(path, method)`` of each operation of the spec (``/v1/games/{game_id}``,
+    ``post``) -> the ``security`` it declares: that of its route's ``access``."""
+    return {
+        (CONVERTER.sub(r"{\g<name>}", route.template), method.lower()): security(route.access)
+        for route in routes
+        for method in route.methods
+    }
 
 
 def counted(routes: tuple[Route, ...] = ROUTES) -> dict[tuple[str, str], Limited]:
