@@ -4,7 +4,8 @@ A write is one read of the game (with the request's idempotency record, if it
 sent a key, in the same round trip) and one atomic conditional store write
 (:meth:`GameStore.commit`) of the new document, its events, what is saved
 beside it (:mod:`service.hosting.snapshots`) and the deliveries to the game's
-webhook (:mod:`service.hosting.game_webhooks`).  A write that loses a race is
+webhook (:mod:`service.hosting.game_webhooks`) and its app's
+(:mod:`service.hosting.app_webhooks`).  A write that loses a race is
 tried again on the fresh state, unless the caller named the version it expects
 (``If-Match``, a version with the game's last event then): then it is refused
 (:class:`VersionMismatchError`, or :class:`HistoryDivergedError` when that event
@@ -27,7 +28,14 @@ import orjson
 
 from service.config import Config
 from service.engine.game_events import Event
-from service.hosting import app_games, app_listing, lobby_listing, webhook_deliveries
+from service.hosting import (
+    app_deliveries,
+    app_games,
+    app_listing,
+    lobby_listing,
+    webhook_deliveries,
+)
+from service.hosting.app_webhooks import hook_for_game
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
     ChangingTooFastError,
@@ -39,7 +47,7 @@ from service.hosting.snapshots import events_payload, snapshot
 from service.store import GameNotFound, GameStore, IdempotentReplay, VersionConflict
 from service.store.game_reads import Written
 from service.store.history import Position
-from service.store.script_args import IdempotencyRecord
+from service.store.script_args import Deliveries, IdempotencyRecord
 
 MAX_ATTEMPTS = 4
 """Tries of one write before it is refused as changing too fast (a game changing
@@ -163,12 +171,26 @@ def _commit(
         record.to_bytes(),
         events_payload(write.events),
         idempotency=write.idempotency,
-        deliveries=webhook_deliveries.deliveries(record, write.events),
+        deliveries=_deliveries(store, record, write.events),
         **write.saved,
     )
     lobby_listing.committed(store, config, record)
     app_games.ended(store, record)
     return written
+
+
+def _deliveries(store: GameStore, record: GameRecord, events: list[Event]) -> Deliveries:
+    """What a write sends to the game's webhook and to its app's, if they have one."""
+    out = webhook_deliveries.deliveries(record, events)
+    found = hook_for_game(store.apps, record.id)
+    if found is not None:
+        app_id, hook = found
+
+        def live(seat: int) -> bool:
+            return store.live_streams(record.id, seat) > 0
+
+        out += app_deliveries.deliveries(record, events, app_id, hook, live)
+    return out
 
 
 def current(store: GameStore, config: Config, game_id: str) -> tuple[int, GameRecord, Position]:
@@ -197,7 +219,7 @@ def create_game(
         record.to_bytes(),
         events_payload(events),
         idempotency=idempotency,
-        deliveries=webhook_deliveries.deliveries(record, events),
+        deliveries=_deliveries(store, record, events),
         **snapshot(record, 1),
     )
     app_listing.note(store, record)

@@ -44,6 +44,7 @@ from redis.commands.core import Script
 
 from service.config import Config
 from service.store import budget, keys
+from service.store.app_hook_log import AppHookLog
 from service.store.app_registry import AppRegistry
 from service.store.durability import Command, Durability, check_support, send_durably
 from service.store.failures import translate_errors
@@ -129,6 +130,8 @@ class GameStore(GameReads, TicketStore):
         """Apps and their players (:mod:`service.store.app_registry`)."""
         self.live_games = AppLiveGames(lambda: self.client)
         """The live games of each app (:mod:`service.store.live_games`)."""
+        self.app_hooks = AppHookLog(lambda: self.client, self.game_ttl_seconds)
+        """The delivery logs of apps' webhooks (:mod:`service.store.app_hook_log`)."""
         if client is not None:
             self._bind(client)
 

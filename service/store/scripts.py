@@ -16,7 +16,11 @@ from service.store.keys import BOT_HINT, OUTBOX_GROUP, OUTBOX_HINT
 # the epoch of the server (service.store.history).  Expects locals `seq` (last seq),
 # `n` (number of events), `first` (ARGV index of the first event's seat: seat, event,
 # digest triples follow), `deadline`, `tag` (the last event's tag, "" = none) and
-# `epoch`; leaves `seq` and `tag` updated.
+# `epoch`; leaves `seq` and `tag` updated.  Then queues the write's webhook deliveries
+# in the outbox of its slot (the last of KEYS, when there are any): ARGV ends with the
+# slot, then an (index of the event among the write's, header, body) triple per
+# delivery, then their number m (0: none, and no outbox key); each body gets its
+# event's seq, and the slot is published on keys.OUTBOX_HINT.
 _APPEND_EVENTS = (
     """
 local lines = {}
@@ -35,20 +39,20 @@ if n > 0 then
 end
 local m = tonumber(ARGV[#ARGV])
 if m > 0 then
-  local outbox, at = KEYS[#KEYS], #ARGV - 2 * m
+  local outbox, at = KEYS[#KEYS], #ARGV - 3 * m
   if redis.call('EXISTS', outbox) == 0 then
     redis.call('XGROUP', 'CREATE', outbox, '"""
     + OUTBOX_GROUP
     + """', '0', 'MKSTREAM')
   end
   for j = 0, m - 1 do
-    local event_seq = seq - n + 1 + tonumber(ARGV[at + 2 * j])
-    redis.call('XADD', outbox, '*', 'h', ARGV[at - 1], 'a', 0, 'b',
-               '{"seq":' .. event_seq .. ',' .. string.sub(ARGV[at + 2 * j + 1], 2))
+    local event_seq = seq - n + 1 + tonumber(ARGV[at + 3 * j])
+    redis.call('XADD', outbox, '*', 'h', ARGV[at + 3 * j + 1], 'a', 0, 'b',
+               '{"seq":' .. event_seq .. ',' .. string.sub(ARGV[at + 3 * j + 2], 2))
   end
   redis.call('PUBLISH', '"""
     + OUTBOX_HINT
-    + """', ARGV[at - 2])
+    + """', ARGV[at - 1])
 end
 """
 )
