@@ -8,15 +8,22 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-import requests
 from standardwebhooks.webhooks import Webhook
 
-from harness.live_game import choose
 from harness.webhook_receiver import Received, WebhookReceiver
 from service.webhooks.worker import DeliveryWorker
 from tests.apps.test_two_instances import admin
+from tests.webhooks.app_story import (
+    Play,
+    bearer,
+    call,
+    jwt_signer,
+    refused_everything,
+    revoked_everywhere,
+)
 from tests.webhooks.conftest import HOOK_ENV
 
 EVERY_EVENT = {
@@ -31,32 +38,11 @@ EVERY_EVENT = {
 }
 
 
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def call(method: str, url: str, token: str, status: int, **kwargs: Any) -> Any:
-    answer = requests.request(method, url, headers=bearer(token), timeout=10, **kwargs)
-    assert answer.status_code == status, answer.text
-    return answer.json() if answer.content else None
-
-
-def play_to_the_end(servers: list[str], game_id: str, tokens: dict[str, str]) -> None:
-    """Play every move with the players' tokens, each move on the next instance."""
-    moves = 0
-    while True:
-        base = servers[moves % 2]
-        public = requests.get(
-            f"{base}/v1/games/{game_id}", headers=bearer(tokens["u1"]), timeout=10
-        )
-        state = public.json()
-        if state["status"] != "playing":
-            assert state["status"] == "finished", state
-            return
-        token = tokens["u1" if state["round"]["turn"] == 0 else "u2"]
-        view = call("GET", f"{base}/v1/games/{game_id}/view", token, 200)
-        call("POST", f"{base}/v1/games/{game_id}/moves", token, 200, json=choose(view))
-        moves += 1
+def mint(base: str, key: str, player_id: str) -> str:
+    token: str = call(
+        "POST", f"{base}/v1/players/{player_id}/tokens", key, 201, json={"name": player_id}
+    )["token"]
+    return token
 
 
 def by_id(received: list[Received]) -> Counter[str]:
@@ -64,7 +50,11 @@ def by_id(received: list[Received]) -> Counter[str]:
 
 
 def test_the_apps_receiver_gets_every_lifecycle_event_of_its_games_signed_once_per_id(
-    redis_client, redis_url, gunicorn, start_worker: Callable[..., DeliveryWorker]
+    redis_client,
+    redis_url,
+    gunicorn,
+    start_worker: Callable[..., DeliveryWorker],
+    tmp_path: Path,
 ):
     env = {"REDIS_URL": redis_url, "AUTH_MODE": "apps", **HOOK_ENV}
     servers = [gunicorn(env).url, gunicorn(env).url]
@@ -80,12 +70,8 @@ def test_the_apps_receiver_gets_every_lifecycle_event_of_its_games_signed_once_p
         assert hook["webhook"]["secret"] not in str(listed)  # shown once, never listed
         start_worker()
         key = made["key"]
-        tokens = {
-            pid: call("POST", f"{two}/v1/players/{pid}/tokens", key, 201, json={"name": pid})[
-                "token"
-            ]
-            for pid in ("u1", "u2", "u3")
-        }
+        phone, tablet, cy = (mint(two, key, pid) for pid in ("u1", "u1", "u3"))
+        bob = jwt_signer(redis_url, made["id"], tmp_path)("u2")  # the app signs it itself
         # the app's backend makes a game for two of its players, on one instance...
         created = call(
             "POST",
@@ -98,8 +84,22 @@ def test_the_apps_receiver_gets_every_lifecycle_event_of_its_games_signed_once_p
             },
         )
         game_id = created["id"]
-        # ...its players play it to the end on both
-        play_to_the_end(servers, game_id, tokens)
+        # ...ann plays it from two devices, bob with his JWT, each move on the next instance
+        play = Play(servers, game_id)
+        assert play.play({0: [phone, tablet], 1: [bob]}, until=16) == "playing"
+        anns = {(token, base) for token, base in play.used if token in (phone, tablet)}
+        assert anns == {(token, base) for token in (phone, tablet) for base in servers}
+        # another app's key, and its player of the same id, find no such game anywhere
+        stranger = mint(one, other["key"], "u1")
+        for credential in (other["key"], stranger):
+            refused_everything(servers, game_id, key, credential)
+        # the app revokes ann's tokens mid-game: both refused on both instances within a
+        # second of the revocation's answer...
+        refused = revoked_everywhere(servers, game_id, key, "u1", [phone, tablet])
+        assert max(refused.values()) < 1.0, refused
+        # ...it mints her a new one, and the game goes on to its end on both
+        tokens = {"u1": mint(two, key, "u1"), "u2": bob, "u3": cy}
+        assert play.play({0: [tokens["u1"]], 1: [bob]}) == "finished"
         # a game a player joins and leaves, then its last player leaves: cancelled
         waiting = call(
             "POST",
@@ -172,7 +172,15 @@ def test_the_apps_receiver_gets_every_lifecycle_event_of_its_games_signed_once_p
         assert resign["game_id"] == resigned and resign["data"]["player_id"] == "u3"
         # nothing secret in any body
         for r in received:
-            for secret in [key, hook["webhook"]["secret"], *tokens.values()]:
+            for secret in [
+                key,
+                other["key"],
+                hook["webhook"]["secret"],
+                phone,
+                tablet,
+                stranger,
+                *tokens.values(),
+            ]:
                 assert secret.encode() not in r.body
             assert b'"hand"' not in r.body
         # the other app's receiver got nothing of it
@@ -210,8 +218,9 @@ def test_the_apps_receiver_gets_every_lifecycle_event_of_its_games_signed_once_p
             other["key"],
             404,
         )
-        # a player's token is not the app's key
+        # a player's token, or JWT, is not the app's key
         call("GET", f"{one}/v1/app/webhook/deliveries", tokens["u1"], 403)
+        call("GET", f"{two}/v1/app/webhook/deliveries", bob, 403)
 
 
 def test_turn_only_offline_tells_a_turn_only_to_a_player_with_no_stream_open(
@@ -241,12 +250,7 @@ def test_turn_only_offline_tells_a_turn_only_to_a_player_with_no_stream_open(
         assert hook["webhook"]["turn_only"] == "offline"
         start_worker()
         key = made["key"]
-        tokens = {
-            pid: call("POST", f"{base}/v1/players/{pid}/tokens", key, 201, json={"name": pid})[
-                "token"
-            ]
-            for pid in ("u1", "u2")
-        }
+        tokens = {pid: mint(base, key, pid) for pid in ("u1", "u2")}
         game_id = call(
             "POST",
             f"{base}/v1/games",
@@ -262,7 +266,9 @@ def test_turn_only_offline_tells_a_turn_only_to_a_player_with_no_stream_open(
         # then bob follows the game (a stream open on his seat); ann does not
         stream = opened(base, game_id, {"Accept": "text/event-stream", **bearer(tokens["u2"])})
         assert stream.status == 200
-        play_to_the_end([base, base], game_id, tokens)
+        assert (
+            Play([base, base], game_id).play({0: [tokens["u1"]], 1: [tokens["u2"]]}) == "finished"
+        )
         assert receiver.wait_for(lambda got: any(r.json()["type"] == "game_finished" for r in got))
         signer = Webhook(hook["webhook"]["secret"])
         bodies = [signer.verify(r.body, r.headers) for r in receiver.delivered()]
