@@ -84,12 +84,15 @@ def optimistic_write(
     *,
     idem: Idempotency | None = None,
     expected: Precondition | None = None,
+    guard: Callable[[GameRecord], object] | None = None,
 ) -> tuple[T, Position]:
     """Load the game, run ``step`` and save what it changed if the game is still
     at the version it read; else start over.
     Returns what ``step`` gave, and the game's last event after the write (or as
     read, when ``step`` saved nothing): what the version's ETag names.
 
+    ``guard`` checks the record as read before anything else (who may change it: a
+    refusal there is answered before a stale ``If-Match``).
     ``expected`` is the state the caller expects (``If-Match``):
     :class:`HistoryDivergedError` when the event it names is not in the game's
     history, :class:`VersionMismatchError` when the game is at another version.  Raises
@@ -98,6 +101,8 @@ def optimistic_write(
     ``idem``'s key was used already (found on reading, or refused on writing)."""
     for _attempt in range(MAX_ATTEMPTS):
         version, record, last = _load(store, game_id, idem)
+        if guard is not None:
+            guard(record)
         if expected is not None:
             _check(store, game_id, expected, version, last)
         write, result = step(version, record)
