@@ -289,7 +289,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar(
         "BOT_EXPERT_SAMPLES",
-        "16",
+        "32",
         "The `expert` bot's budget per decision: how many samples of the hidden cards it "
         "plays each candidate move out on (1 to 1000). A count, not a time, so that a move "
         "depends on the game's seed alone, never on the machine's speed or load. The "
@@ -533,7 +533,7 @@ class Config:
     fast_lane: bool = True
     solver: str = "C"
     bot_cache_mb: int = 64
-    bot_expert_samples: int = 16
+    bot_expert_samples: int = 32
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
     webhook_allow_http: bool = False

@@ -48,12 +48,12 @@ from service.bots.common import Seen, stalemate_discard
 from service.bots.playout import Playout, deal_hidden
 from service.engine.moves import Move, Source
 
-DEFAULT_SAMPLES = 16
+DEFAULT_SAMPLES = 32
 """Samples of the hidden cards per decision, each played out once per candidate."""
 MAX_SAMPLES = 1000
 CANDIDATES = 3
 """Discards played out besides ``strong``'s: those leaving the least deadwood."""
-CONFIDENCE = 1.5
+CONFIDENCE = 1.0
 """How sure the playouts must be to overrule ``strong``: a candidate replaces its
 move only when its mean gain over the samples, less this many standard errors,
 is still a gain."""
