@@ -4,8 +4,9 @@ Each game (classic rules, every seat a human on autopilot, played out by a bot w
 in this process) is finished, its replay read once (so the live keys hold the saved
 replay too, as once anyone asked for it), and archived by the bot worker's archiver.
 Printed: the live keys' ``MEMORY USAGE`` (state hash, event stream, saved replay,
-whatever else the game's tag holds), the archive's ``MEMORY USAGE`` and its length
-(compressed), and the archive's JSON before compression, on a throwaway redis-server.
+whatever else the game's tag holds; and without the saved replay), the archive's
+``MEMORY USAGE`` and its length (compressed), and the archive's JSON before
+compression, on a throwaway redis-server.
 
     .venv/bin/python bench/archive_size.py [--games 3]
 """
@@ -27,7 +28,7 @@ from service.app import create_app  # noqa: E402
 from service.botplay.worker import BotWorker  # noqa: E402
 from service.config import Config  # noqa: E402
 from service.store import GameStore, connect  # noqa: E402
-from service.store.keys import archive_key  # noqa: E402
+from service.store.keys import REPLAY, archive_key, key  # noqa: E402
 
 
 def finished_game(client: Any, seats: int) -> str:
@@ -53,10 +54,13 @@ def measure(client: Any, redis_client: Any, seats: int) -> dict[str, int]:
     while redis_client.get(archive_key(game_id)) is None:
         assert time.monotonic() < deadline, "not archived"
         time.sleep(0.05)
-    live = [k for k in redis_client.scan_iter(match=f"t13:{{{game_id}}}:*")]
+    live = list(redis_client.scan_iter(match=f"t13:{{{game_id}}}:*"))
     stored = redis_client.get(archive_key(game_id))
+    replay = redis_client.memory_usage(key(game_id, REPLAY), samples=0)
+    live_bytes = sum(int(redis_client.memory_usage(k, samples=0)) for k in live)
     return {
-        "live": sum(int(redis_client.memory_usage(k, samples=0)) for k in live),
+        "live": live_bytes,
+        "no_replay": live_bytes - int(replay or 0),
         "archive": int(redis_client.memory_usage(archive_key(game_id), samples=0)),
         "compressed": len(stored),
         "json": len(zlib.decompress(stored)),
@@ -76,12 +80,15 @@ def main() -> None:
         client = create_app(config, store).test_client()
         worker = BotWorker(store, config).start()
         try:
-            print(f"{'seats':>5} {'live bytes':>11} {'archive':>9} {'zlib len':>9} {'JSON':>9}")
+            print(
+                f"{'seats':>5} {'live bytes':>11} {'w/o replay':>11} {'archive':>9}"
+                f" {'zlib len':>9} {'JSON':>9}"
+            )
             for seats in (2, 8):
                 rows = [measure(client, redis_client, seats) for _ in range(games)]
                 med = {k: int(statistics.median(r[k] for r in rows)) for k in rows[0]}
                 print(
-                    f"{seats:>5} {med['live']:>11,} {med['archive']:>9,} "
+                    f"{seats:>5} {med['live']:>11,} {med['no_replay']:>11,} {med['archive']:>9,} "
                     f"{med['compressed']:>9,} {med['json']:>9,}"
                     f"   (median of {games}; live/archive {med['live'] / med['archive']:.0f}x)"
                 )

@@ -11,6 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from service.hosting.archiving import archive_game, unpack
+from service.hosting.players import player_holder
 from service.store import GameStore
 from service.store import keys as store_keys
 from service.store.archives import FinishedGames
@@ -78,6 +79,12 @@ def test_a_finished_game_is_archived_once_and_its_replay_outlives_it(
     assert entry["winners"] == live_replay.get_json()["winners"]
     bobs = apps_client.get("/v1/me/history", headers=bearer(bob)).get_json()["games"]
     assert [g["seat"] for g in bobs] == [1]
+    # a worker that died after the archive, before a history: the next run writes it
+    ann_holder = player_holder(app.id, "u1")
+    store.client.delete(*(store_keys.history_key(ann_holder, p) for p in ("games", "entries")))
+    assert apps_client.get("/v1/me/history", headers=bearer(ann)).get_json()["games"] == []
+    assert archive_game(store, config, game_id) is not None
+    assert apps_client.get("/v1/me/history", headers=bearer(ann)).get_json() == history
 
     drop_live_keys(store, game_id)
     assert apps_client.get(f"/v1/games/{game_id}", headers=app.auth).status_code == 404
