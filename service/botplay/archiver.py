@@ -8,8 +8,10 @@ starts and stops it: ``three-thirteen-bots``, or a thread of the server under
   :data:`~service.store.keys.ARCHIVE_HINT`; the slot is ready at once.
 * **Timers.** A claim answers the slot's earliest entry left -- another worker's claim,
   whose lease ends when that worker dies -- and the archiver looks again then.
-* **Sweeps.** Every ``BOT_SWEEP_SECONDS`` (and on each subscription) every slot's
-  earliest entry is read (:meth:`FinishedGames.earliest`).
+* **Sweeps.** Every :data:`SWEEP_SECONDS` (``BOT_SWEEP_SECONDS`` if longer), and on each
+  subscription, every slot's earliest entry is read (:meth:`FinishedGames.earliest`):
+  an archive is not urgent, so what a hint missed may wait that long, and the sweeps
+  cost a fraction of the bot worker's.
 
 A claim (:meth:`FinishedGames.claim`) is a lease of ``BOT_CLAIM_SECONDS``: the game's
 archive and its players' histories are written (:func:`~service.hosting.archiving.archive_game`),
@@ -34,6 +36,10 @@ CONCURRENCY = 2
 """Games archived at once (threads: an archive is a few round trips and a compression)."""
 
 
+SWEEP_SECONDS = 30.0
+"""How often the archiver sweeps every slot at least."""
+
+
 class ArchiveWorker(SlotWorker):
     """Archives the finished games of a store (see the module's docstring)."""
 
@@ -42,7 +48,7 @@ class ArchiveWorker(SlotWorker):
             "archiver",
             concurrency=CONCURRENCY,
             sweeps=sweeps,
-            sweep_seconds=config.bot_sweep_seconds,
+            sweep_seconds=max(config.bot_sweep_seconds, SWEEP_SECONDS),
         )
         self._store = store
         self._config = config
