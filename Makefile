@@ -66,10 +66,11 @@ BOTS_EXPERT ?= --games 100 --games-4p 160 --jobs 2
 bench-bots-expert: install ## only the expert's tables (2 players against basic and strong, 4 players) and its decision times: make bench-bots-expert BOTS_EXPERT="--games 100 --games-4p 160"
 	$(PY) bench/bots_bench.py --only-expert $(BOTS_EXPERT)
 
-bench-http: install ## HTTP throughput, with its ratio to a plain Flask ceiling (5 to 8 min)
+bench-http: install ## HTTP throughput, with its ratio to a plain Flask ceiling; player credentials beside seat tokens (7 to 10 min)
 	@command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || \
 		echo "wrk not found (apt-get install -y wrk): using the Python load generator"
 	$(PY) bench/http_bench.py
+	$(PY) bench/player_credentials.py
 
 BOTS_AB ?= --a SOLVER=c --b SOLVER=python
 bench-bots-ab: install ## bot games of two variants differing by environment, in turn: make bench-bots-ab BOTS_AB="--a X=1 --b X=0" (about 3 min)

@@ -29,6 +29,7 @@ from service.api.stream_caps import StreamCaps
 from service.config import Config
 from service.hosting import bot_turns
 from service.hosting.apps import AppDirectory
+from service.hosting.jwks import JwksCache
 from service.hosting.players import PLAYER_ID_PATTERN
 from service.hosting.tokens import GAME_ID_PATTERN
 from service.store import GameStore, StoreUnavailable
@@ -57,27 +58,40 @@ def _spec_options() -> dict[str, object]:
         "info": {
             "description": (
                 "Host games of the rummy card game Three Thirteen. Players act with "
-                "`Authorization: Bearer <token>`; errors are RFC 9457 problem details."
+                "`Authorization: Bearer <token>`; errors are RFC 9457 problem details.\n\n"
+                "Each operation's `security` lists the credentials it takes with "
+                "`AUTH_MODE=apps`, any one of them (`[]`: none). With `AUTH_MODE=open` "
+                "(development) there are no apps nor players: an operation takes a "
+                "seat's token where it acts for a seat, and no credential elsewhere "
+                "(docs/AUTH.md)."
             )
         },
         "components": {
             "securitySchemes": {
+                "appKey": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "An app's secret key (`t13_sk_...`), for the app's "
+                    "backend only (AUTH_MODE=apps; docs/AUTH.md)",
+                },
+                "playerToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A player token (`t13_pt_...`) minted by the app's "
+                    "backend, or a JWT the app signs; acts for every seat the player holds "
+                    "(AUTH_MODE=apps)",
+                },
                 "bearer": {
                     "type": "http",
                     "scheme": "bearer",
                     "description": "A seat's token (answered once when the seat is taken)",
                 },
-                "appKey": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "AUTH_MODE=apps: an app's secret key (`t13_sk_...`), for "
-                    "the app's backend only (docs/AUTH.md)",
-                },
-                "playerToken": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "AUTH_MODE=apps: a player token (`t13_pt_...`) minted by "
-                    "the app's backend; acts for every seat the player holds",
+                "streamTicket": {
+                    "type": "apiKey",
+                    "in": "query",
+                    "name": "ticket",
+                    "description": "A stream ticket (`POST /v1/games/{game_id}/stream-tickets`"
+                    "), which proves its seat for the events of its game",
                 },
             },
         },
@@ -152,7 +166,12 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     rate_limits = limits.RateLimits.from_config(config)
     store = store or GameStore.from_config(config)
     _check_durability(store)
-    directory = AppDirectory(store.apps) if config.apps_mode else None
+    directory = None
+    if config.apps_mode:
+        jwks = JwksCache(
+            config.jwks_cache_seconds, config.jwks_refetch_seconds, config.jwks_timeout_seconds
+        )
+        directory = AppDirectory(store.apps, jwks=jwks)
     services = Services(config, store, rate_limits, StreamCaps.from_config(config), directory)
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter
@@ -172,9 +191,10 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     if rate_limits is not None:
         app_limits.install(app, routes.counted())
     access.install(app, routes.accesses())
+    app.extensions["t13_securities"] = routes.securities()  # the spec's, per operation
     cors = None
     if config.cors_origins:  # what a page may send and read: what the routes and spec say
-        spec = finalize_spec(api.spec.to_dict())
+        spec = finalize_spec(api.spec.to_dict(), app.extensions["t13_securities"])
         app.extensions["t13_spec_dict"] = spec  # served as /openapi.json
         cors = Cors(config.cors_origins, CorsPolicy.derive(app.url_map, spec))
 

@@ -246,7 +246,8 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "APP_LISTINGS_PER_MINUTE",
         "6000",
         "`AUTH_MODE=apps`: lobby listings (`GET /v1/games`) an app and its players may ask "
-        "for a minute, unless the operator sets its own. 0: no limit.",
+        "for a minute, and the app's listings of its games (`GET /v1/app/games`), unless "
+        "the operator sets its own. 0: no limit.",
     ),
     EnvVar(
         "APP_PLAYER_MOVES_PER_MINUTE",
@@ -254,6 +255,24 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "`AUTH_MODE=apps`: moves each player of an app may send a minute (all its devices "
         "together; `RATE_LIMIT_MOVES` counts seat tokens), unless the operator sets the "
         "app's own. 0: no limit.",
+    ),
+    EnvVar(
+        "JWKS_CACHE_SECONDS",
+        "300",
+        "`AUTH_MODE=apps`: how long an instance uses the keys it fetched from an app's JWKS "
+        "URL before fetching them again (docs/AUTH.md).",
+    ),
+    EnvVar(
+        "JWKS_REFETCH_SECONDS",
+        "30",
+        "`AUTH_MODE=apps`: an app's JWKS is fetched at most once in this long by an instance, "
+        "even for a JWT naming a `kid` it does not have (a key the app just published).",
+    ),
+    EnvVar(
+        "JWKS_TIMEOUT_SECONDS",
+        "3",
+        "`AUTH_MODE=apps`: how long fetching an app's JWKS may take; on a failure the keys "
+        "fetched before stay in use.",
     ),
     EnvVar(
         "FAST_LANE",
@@ -516,6 +535,9 @@ class Config:
     app_moves_per_minute: int = 60000
     app_listings_per_minute: int = 6000
     app_player_moves_per_minute: int = 600
+    jwks_cache_seconds: float = 300.0
+    jwks_refetch_seconds: float = 30.0
+    jwks_timeout_seconds: float = 3.0
     fast_lane: bool = True
     solver: str = "C"
     bot_cache_mb: int = 64
@@ -652,6 +674,9 @@ class Config:
             app_moves_per_minute=env.integer("APP_MOVES_PER_MINUTE", minimum=0),
             app_listings_per_minute=env.integer("APP_LISTINGS_PER_MINUTE", minimum=0),
             app_player_moves_per_minute=env.integer("APP_PLAYER_MOVES_PER_MINUTE", minimum=0),
+            jwks_cache_seconds=env.seconds("JWKS_CACHE_SECONDS", minimum=1, maximum=86400),
+            jwks_refetch_seconds=env.seconds("JWKS_REFETCH_SECONDS", minimum=0, maximum=3600),
+            jwks_timeout_seconds=env.seconds("JWKS_TIMEOUT_SECONDS", minimum=0.1, maximum=30),
             fast_lane=env.boolean("FAST_LANE"),
             solver=env.choice("SOLVER", ("C", "PYTHON")),
             bot_cache_mb=env.integer("BOT_CACHE_MB", minimum=1, maximum=65536),

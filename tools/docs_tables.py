@@ -82,6 +82,8 @@ WHEN: dict[str, str] = {
     "NO_SUCH_SEAT": "A join's `seat` beyond the game's seats",
     "GAME_STARTED": "Leaving or renaming once the game has started (resign instead)",
     "GAME_CANCELLED": "Joining or playing a game cancelled when its last player left",
+    "GAME_ABORTED": "Joining, leaving or playing a game its app aborted; aborting it again",
+    "PLAYER_NOT_SEATED": "Apps mode: removing a player who holds no seat of the game",
     "RESIGNED": "A move, autopilot change or resignation of a seat whose player resigned",
     "LOBBY_BUSY": "Quick-join found every offered seat taken first, 8 times over "
     "(`Retry-After` given); retry",

@@ -1,5 +1,6 @@
-"""``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key|limits``: the apps of
-``AUTH_MODE=apps``, managed by the operator against the service's Redis.
+"""``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key|set-jwks|
+remove-jwks|limits``: the apps of ``AUTH_MODE=apps``, managed by the operator against
+the service's Redis.
 
 Reads the same environment as the server (``REDIS_URL``, ``REDIS_CLUSTER``,
 ``REDIS_SENTINELS``...: docs/CONFIGURATION.md).  A secret key is printed once, when
@@ -13,6 +14,8 @@ or configuration error.
     three-thirteen-admin apps revoke <app id>
     three-thirteen-admin apps add-key <app id> <kid> --alg EdDSA --public-key key.pem
     three-thirteen-admin apps remove-key <app id> <kid>
+    three-thirteen-admin apps set-jwks <app id> https://example.com/.well-known/jwks.json
+    three-thirteen-admin apps remove-jwks <app id>
     three-thirteen-admin apps limits <app id> --creates-per-minute 100 --concurrent-games 500
 """
 
@@ -24,14 +27,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import jwt
 import orjson
 
 from service.config import Config
-from service.hosting import apps, player_jwts
+from service.hosting import apps, jwks, jwt_keys
 from service.store import StoreUnavailable, connect
 from service.store.app_registry import AppRegistry
 
 DEFAULT_OVERLAP_SECONDS = 86400
+CHECK_TIMEOUT_SECONDS = 10
+"""How long ``set-jwks`` waits for the JWKS it checks."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_key.add_argument("app_id")
     add_key.add_argument("kid", help="the key's id, as the JWTs' header names it")
-    add_key.add_argument("--alg", required=True, choices=player_jwts.ALGORITHMS)
+    add_key.add_argument("--alg", required=True, choices=jwt_keys.ALGORITHMS)
     add_key.add_argument(
         "--public-key", required=True, type=Path, help="a PEM file of the public key"
     )
@@ -74,6 +80,13 @@ def _parser() -> argparse.ArgumentParser:
     remove_key.add_argument("app_id")
     remove_key.add_argument("kid")
     _add_limits_parser(app_commands)
+    set_jwks = app_commands.add_parser(
+        "set-jwks", help="the URL of the JWKS the app publishes (fetched now, to check it)"
+    )
+    set_jwks.add_argument("app_id")
+    set_jwks.add_argument("url", help="https:// (http:// only to 127.0.0.1 or localhost)")
+    remove_jwks = app_commands.add_parser("remove-jwks", help="forget the app's JWKS URL")
+    remove_jwks.add_argument("app_id")
     return parser
 
 
@@ -151,8 +164,8 @@ def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any]
     if args.command == "add-key":
         try:
             pem = args.public_key.read_text()
-            public = player_jwts.check_key(args.kid, args.alg, pem)
-        except (OSError, player_jwts.JwtKeyError) as exc:
+            public = jwt_keys.check_key(args.kid, args.alg, pem)
+        except (OSError, jwt_keys.JwtKeyError) as exc:
             raise apps.AppError(str(exc)) from None
         app = apps.set_jwt_key(registry, args.app_id, public.kid, public.to_dict())
         return {"id": app.id, "kid": public.kid, "alg": public.alg}, [
@@ -163,8 +176,29 @@ def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any]
     if args.command == "remove-key":
         app = apps.set_jwt_key(registry, args.app_id, args.kid, None)
         return {"id": app.id, "kid": args.kid}, [f"app {app.id}: JWT key {args.kid!r} removed"]
+    if args.command == "set-jwks":
+        published = _check_jwks(args.url)
+        app = apps.set_jwks_url(registry, args.app_id, args.url)
+        listed = ", ".join(f"{k.kid} ({k.alg})" for k in published.values()) or "none"
+        return {"id": app.id, "jwks_url": args.url, "kids": sorted(published)}, [
+            f"app {app.id}: JWKS {args.url} registered; its keys now: {listed}"
+        ]
+    if args.command == "remove-jwks":
+        app = apps.set_jwks_url(registry, args.app_id, None)
+        return {"id": app.id, "jwks_url": None}, [f"app {app.id}: JWKS URL removed"]
     app = apps.revoke(registry, args.app_id)
     return {"id": app.id, "revoked": app.revoked}, [f"app {app.id} revoked"]
+
+
+def _check_jwks(url: str) -> dict[str, jwt_keys.JwtKey]:
+    """The keys the JWKS at ``url`` has now (AppError: not a JWKS URL, or not
+    fetched); a JWKS with no usable key yet is taken (the app may publish it later)."""
+    try:
+        return jwks.keys_of(jwks.fetch_json(jwks.check_url(url), CHECK_TIMEOUT_SECONDS))
+    except (jwks.JwksUrlError, jwt_keys.JwtKeyError) as exc:
+        raise apps.AppError(str(exc)) from None
+    except (jwt.PyJWTError, OSError, ValueError) as exc:  # not reached, not JSON
+        raise apps.AppError(f"could not fetch {url}: {exc}") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,11 @@ before its handler on either path (Flask's hook, the fast lane), after its rate 
   credential.  Minting and revoking player tokens: an app's.  ``/v1/me/...``: a
   player's.  Health, metrics, the rulesets and the spec: anyone.
 
-Open mode checks nothing here: every request is what it was before apps.
+Open mode checks nothing here: every request is what it was before apps.  A
+request let in is labelled with its app for the metrics (:mod:`service.api.metrics`).
+
+The spec declares the same, per operation (:func:`security`): the security schemes
+an :class:`Access` takes, any one of them; ``[]`` for :attr:`Access.OPEN`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from enum import Enum
 
 from flask import Flask, request
 
-from service.api import handlers
+from service.api import handlers, metrics
 from service.api.auth import (
     APP,
     NOT_SEATED,
@@ -52,6 +56,10 @@ class Access(Enum):
     APP_OR_PLAYER = "an app's secret key or a player's token"
     GAME = "the game's app, one of its players, or one of its seats"
     GAME_SEAT = "the game's app, one of its players, or one of its seats (the handler checks)"
+    GAME_STREAM = (
+        "the game's app, one of its players, one of its seats, or a stream ticket "
+        "(the handler checks)"
+    )
     GAME_JOIN = "the game's app or one of its players"
 
 
@@ -61,8 +69,27 @@ ALLOWED: dict[Access, frozenset[str]] = {
     Access.APP_OR_PLAYER: frozenset({APP, PLAYER}),
     Access.GAME: frozenset({APP, PLAYER, SEAT}),
     Access.GAME_SEAT: frozenset({APP, PLAYER, SEAT}),
+    Access.GAME_STREAM: frozenset({APP, PLAYER, SEAT}),
     Access.GAME_JOIN: frozenset({APP, PLAYER}),
 }
+
+SCHEMES = {APP: "appKey", PLAYER: "playerToken", SEAT: "bearer"}
+"""The spec's security scheme of each kind of credential (``components.securitySchemes``)."""
+TICKET_SCHEME = "streamTicket"
+"""The spec's security scheme of a stream ticket (``?ticket=``)."""
+
+SecurityRequirements = list[dict[str, list[str]]]
+
+
+def security(access: Access) -> SecurityRequirements:
+    """The spec's ``security`` of an operation whose route takes ``access``: one
+    requirement per scheme it takes, any one of which is enough (in the order appKey,
+    playerToken, bearer, streamTicket); ``[]`` (no credential) for :attr:`Access.OPEN`."""
+    kinds = ALLOWED.get(access, frozenset())
+    names = [scheme for kind, scheme in SCHEMES.items() if kind in kinds]
+    if access is Access.GAME_STREAM:
+        names.append(TICKET_SCHEME)
+    return [{name: []} for name in names]
 
 
 def check(current: Call, access: Access, params: Mapping[str, object]) -> None:
@@ -72,13 +99,15 @@ def check(current: Call, access: Access, params: Mapping[str, object]) -> None:
     if directory is None or access is Access.OPEN:
         return
     game_id = params.get("game_id")
+    owner = None
     if isinstance(game_id, str):
         owner = app_of_game(game_id)
         if owner is not None and directory.live(owner) is None:
             raise refusal("GAME_NOT_FOUND", NO_SUCH_GAME)
     found = principal(current)
     if found is None:
-        if access is Access.GAME_SEAT and "ticket=" in current.environ.get("QUERY_STRING", ""):
+        if access is Access.GAME_STREAM and "ticket=" in current.environ.get("QUERY_STRING", ""):
+            _label(current, owner)
             return  # a stream ticket, which the handler checks (the events')
         raise unauthorized(NO_CREDENTIAL)
     if found.kind not in ALLOWED[access]:
@@ -86,6 +115,14 @@ def check(current: Call, access: Access, params: Mapping[str, object]) -> None:
         raise refusal("CREDENTIAL_NOT_ALLOWED", NOT_THIS.format(kind=found.kind, needs=needs))
     if isinstance(game_id, str):
         _check_game(found, access, game_id)
+    _label(current, found.app or owner)
+
+
+def _label(current: Call, app: str | None) -> None:
+    """The request's ``app`` label for the metrics: an app it was let in for (a
+    live app's credential, or a live app's game), never one a client names."""
+    if app is not None:
+        metrics.label_app(current.environ, app)
 
 
 def _check_game(found: Principal, access: Access, game_id: str) -> None:

@@ -13,7 +13,7 @@ in the shared Redis, so exact across instances):
 
 * the app's totals, its backend's and its players' requests together:
   ``creates_per_minute`` (``POST /v1/games``), ``moves_per_minute`` and
-  ``listings_per_minute`` (``GET /v1/games``);
+  ``listings_per_minute`` (``GET /v1/games``, ``GET /v1/app/games``);
 * each player's moves, all its devices together: ``player_moves_per_minute`` (in
   place of ``RATE_LIMIT_MOVES``);
 * every other limited endpoint's ``RATE_LIMIT_*``, counted per player for a

@@ -41,7 +41,6 @@ def _seat_change(game_id: str, level: str | None) -> Response:
 class Autopilot(MethodView):
     @blp.doc(
         operationId="startAutopilot",
-        security=[{"bearer": []}],
         parameters=parameters("Idempotency-Key"),
     )
     @blp.arguments(inputs.AutopilotIn(), example={"level": "basic"})
@@ -58,7 +57,6 @@ class Autopilot(MethodView):
 
     @blp.doc(
         operationId="stopAutopilot",
-        security=[{"bearer": []}],
         parameters=parameters("Idempotency-Key"),
     )
     @blp.response(200, views.PlayerView, headers=headers("ETag", "Idempotent-Replayed"))
@@ -73,9 +71,7 @@ class Autopilot(MethodView):
 
 
 class Rematch(MethodView):
-    @blp.doc(
-        operationId="rematch", security=[{"bearer": []}], parameters=parameters("Idempotency-Key")
-    )
+    @blp.doc(operationId="rematch", parameters=parameters("Idempotency-Key"))
     @blp.response(
         201, outputs.RematchOut, headers=headers("ETag", "Location", "Idempotent-Replayed")
     )

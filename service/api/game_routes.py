@@ -88,7 +88,7 @@ class Games(MethodView):
         except IdempotentReplay as first:  # a retry of this very request made it meanwhile
             assert idem is not None
             return replay(idem, first.fingerprint, first.response, first.last)
-        metrics.GAMES_CREATED.inc()
+        metrics.GAMES_CREATED.labels(metrics.app_of(request.environ)).inc()
         identities.note_seated(created.body["id"], bound)
         return json_response(created.body, 201, etag=etag(1, created.last), headers=created.headers)
 
@@ -114,7 +114,6 @@ class Game(MethodView):
 class PlayerViewResource(MethodView):
     @blp.doc(
         operationId="getPlayerView",
-        security=[{"bearer": []}],
         parameters=parameters("If-None-Match"),
     )
     @blp.response(200, views.PlayerView, headers=headers("ETag"))
@@ -162,7 +161,9 @@ class Players(MethodView):
         holder, player_id = identities.holder_for(body.get("player_id"))
 
         def join(version: int, record: GameRecord) -> ChangeOutcome:
-            seat, token, events = seating.join(record, body["name"], body.get("seat"), holder)
+            seat, token, events = seating.join(
+                record, body["name"], body.get("seat"), holder, player_id
+            )
             hold.take_seat(record, seat)  # 429 over the address's cap (a listed game)
 
             def build(new_version: int) -> tuple[int, Any]:
@@ -233,7 +234,6 @@ class Moves(MethodView):
     )
     @blp.doc(
         operationId="makeMove",
-        security=[{"bearer": []}],
         parameters=parameters("If-Match", "Idempotency-Key"),
     )
     def post(self, game_id: str) -> Response:
@@ -293,8 +293,8 @@ class Events(MethodView):
         event arrives. With `Accept: text/event-stream` (Server-Sent Events)
         or `application/x-ndjson`, a stream of them as they happen, with
         heartbeats, resumed with `Last-Event-ID`. A seat's bearer token, or a
-        stream ticket, adds the events private to that seat (the token is
-        optional: the operation declares no security requirement). A client
+        stream ticket, adds the events private to that seat (in `AUTH_MODE=open`
+        neither is needed: without, the public events). A client
         address, and a seat, may hold only so many streams and waiting long
         polls open at once: beyond, 429 `TOO_MANY_STREAMS` with `Retry-After`.
         """
@@ -303,7 +303,7 @@ class Events(MethodView):
 
 
 class StreamTickets(MethodView):
-    @blp.doc(operationId="createStreamTicket", security=[{"bearer": []}])
+    @blp.doc(operationId="createStreamTicket")
     @blp.response(201, outputs.StreamTicketOut)
     @document_errors(blp, {**ERRORS_PLAYER, 429: "Rate limited"})
     def post(self, game_id: str) -> Response:

@@ -14,7 +14,7 @@ import orjson
 from flask import Response
 
 from service.api import metrics, presence
-from service.api.auth import request_holder, require_holder, require_seat
+from service.api.auth import APP, request_holder, require_holder, require_seat
 from service.api.changes import ChangeOutcome, change, current
 from service.api.conditional import not_modified
 from service.api.context import call, store
@@ -23,6 +23,7 @@ from service.api.media import require_json
 from service.api.responses import json_response
 from service.api.schemas.move_schemas import load_move
 from service.engine.moves import Move
+from service.hosting import app_listing
 from service.hosting.document import seat_part_for, with_results, with_seat_part
 from service.hosting.game_views import view
 from service.hosting.record import GameRecord
@@ -34,7 +35,11 @@ def public_view(game_id: str) -> Response:
     """``GET /v1/games/{id}``: the public view saved with the last change.
 
     A conditional GET (a client polling) first reads only the version: a 304
-    then costs no view's bytes; a changed game costs a second round trip."""
+    then costs no view's bytes; a changed game costs a second round trip.  The
+    game's app (apps mode, its key) is answered :func:`app_view` instead."""
+    found = call().identity
+    if found is not None and found.kind == APP:
+        return app_view(game_id)
     if call().header("If-None-Match"):
         known = store().load_version(game_id)
         if known is None:
@@ -54,6 +59,16 @@ def public_view(game_id: str) -> Response:
     if unchanged is not None:
         return unchanged
     return json_response(orjson.Fragment(public), etag=etag(version, last))
+
+
+def app_view(game_id: str) -> Response:
+    """The public view as the game's app sees it: each seat's ``player_id`` too
+    (read from the game's document)."""
+    version, record, last = current(game_id)
+    unchanged = not_modified(version, last)
+    if unchanged is not None:
+        return unchanged
+    return json_response(app_listing.app_view(record, version), etag=etag(version, last))
 
 
 def player_view(game_id: str) -> Response:
@@ -133,9 +148,10 @@ def make_move(game_id: str) -> Response:
         finished = record.status == "finished"
 
         def count() -> None:  # once saved: a move retried after a lost race counts once
-            metrics.count_move(move.type)
+            app = metrics.app_of(this_call.environ)
+            metrics.count_move(move.type, app)
             if finished:
-                metrics.GAMES_FINISHED.inc()
+                metrics.GAMES_FINISHED.labels(app).inc()
 
         return ChangeOutcome(events, seat=seat, committed=count)
 

@@ -113,6 +113,7 @@ class Middleware:
                 start.status.split(" ", 1)[0] if start.status else "500",
                 time.perf_counter() - started,
                 timed=metrics.FOLLOWING_KEY not in environ,
+                app=metrics.app_of(environ),
             )
 
 

@@ -94,7 +94,8 @@ def openapi_json() -> Response:
     """The OpenAPI document (``make openapi`` writes the same to openapi/openapi.json)."""
     spec = current_app.extensions.get("t13_spec_dict")
     if spec is None:
-        spec = finalize_spec(current_app.extensions["t13_spec"].to_dict())
+        extensions = current_app.extensions
+        spec = finalize_spec(extensions["t13_spec"].to_dict(), extensions["t13_securities"])
         current_app.extensions["t13_spec_dict"] = spec
     return json_response(spec)
 

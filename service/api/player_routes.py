@@ -26,8 +26,6 @@ blp = Blueprint(
     description="Apps mode: players' tokens (an app's backend) and a player's games",
 )
 
-APP_KEY: list[dict[str, list[str]]] = [{"appKey": []}]
-PLAYER_TOKEN: list[dict[str, list[str]]] = [{"playerToken": []}]
 
 ERRORS_APP = {
     401: "Missing, unknown, revoked or expired credential",
@@ -45,7 +43,7 @@ def _apps_mode() -> tuple[str, str | None]:
 
 
 class PlayerTokens(MethodView):
-    @blp.doc(operationId="mintPlayerToken", security=APP_KEY)
+    @blp.doc(operationId="mintPlayerToken")
     @blp.arguments(schemas.PlayerTokenIn(), example={"name": "ann", "lifetime_seconds": 86400})
     @blp.response(201, schemas.PlayerTokenOut)
     @document_errors(
@@ -72,7 +70,7 @@ class PlayerTokens(MethodView):
             raise ApiError("PLAYER_BARRED", str(exc)) from None
         return json_response({"player_id": player_id, "token": token, "expires_at": expires}, 201)
 
-    @blp.doc(operationId="revokePlayerTokens", security=APP_KEY)
+    @blp.doc(operationId="revokePlayerTokens")
     @blp.response(200, schemas.RevokedOut)
     @document_errors(blp, ERRORS_APP, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED")
     def delete(self, player_id: str) -> Response:
@@ -87,7 +85,7 @@ class PlayerTokens(MethodView):
 
 
 class PlayerBar(MethodView):
-    @blp.doc(operationId="barPlayer", security=APP_KEY)
+    @blp.doc(operationId="barPlayer")
     @blp.response(200, schemas.BarOut)
     @document_errors(blp, ERRORS_APP, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED")
     def put(self, player_id: str) -> Response:
@@ -100,7 +98,7 @@ class PlayerBar(MethodView):
         revoked = players.set_barred(store().apps, app, player_id, True)
         return json_response({"player_id": player_id, "barred": True, "revoked": revoked})
 
-    @blp.doc(operationId="unbarPlayer", security=APP_KEY)
+    @blp.doc(operationId="unbarPlayer")
     @blp.response(200, schemas.BarOut)
     @document_errors(blp, ERRORS_APP, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED")
     def delete(self, player_id: str) -> Response:
@@ -114,7 +112,7 @@ class PlayerBar(MethodView):
 
 
 class MyGames(MethodView):
-    @blp.doc(operationId="listMyGames", security=PLAYER_TOKEN)
+    @blp.doc(operationId="listMyGames")
     @blp.response(200, schemas.MyGamesOut)
     @document_errors(
         blp,
@@ -148,7 +146,7 @@ def _history(app: str, player_id: str, query: dict[str, Any]) -> Response:
 
 
 class MyHistory(MethodView):
-    @blp.doc(operationId="listMyHistory", security=PLAYER_TOKEN)
+    @blp.doc(operationId="listMyHistory")
     @blp.arguments(schemas.HistoryQuery(), location="query", unknown=RAISE)
     @blp.response(200, schemas.HistoryOut)
     @document_errors(
@@ -169,7 +167,7 @@ class MyHistory(MethodView):
 
 
 class PlayerHistory(MethodView):
-    @blp.doc(operationId="listPlayerHistory", security=APP_KEY)
+    @blp.doc(operationId="listPlayerHistory")
     @blp.arguments(schemas.HistoryQuery(), location="query", unknown=RAISE)
     @blp.response(200, schemas.HistoryOut)
     @document_errors(

@@ -70,6 +70,8 @@ CODES: dict[str, tuple[int, str]] = {
     "NO_SUCH_SEAT": (422, "No such seat"),
     "GAME_STARTED": (409, "Game started"),
     "GAME_CANCELLED": (409, "Game cancelled"),
+    "GAME_ABORTED": (409, "Game aborted by its app"),
+    "PLAYER_NOT_SEATED": (404, "Player holds no seat of this game"),
     "RESIGNED": (409, "Seat resigned"),
     "LOBBY_BUSY": (503, "Lobby busy"),
     "IDEMPOTENCY_KEY_REUSED": (422, "Idempotency key reused with another request"),

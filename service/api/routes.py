@@ -15,6 +15,9 @@ calls (:mod:`service.api.fastlane`).  Everything else is derived from
 - the rate limits (:func:`counted`), counted before the handler on either
   path, keyed by the endpoints Flask names after the views (a renamed view
   keeps its limit);
+- who may call each route in apps mode (:func:`accesses`, checked by
+  :mod:`service.api.access`), and the ``security`` the spec declares for each of
+  its operations (:func:`securities`), from the route's ``access``;
 - CORS (:mod:`service.api.cors`): the methods from Flask's routes, the headers
   from the spec the views document.
 
@@ -32,6 +35,7 @@ from typing import Any
 from flask import Response
 
 from service.api import (
+    app_routes,
     fairplay_routes,
     following,
     game_routes,
@@ -42,7 +46,7 @@ from service.api import (
     rules_routes,
     webhook_routes,
 )
-from service.api.access import Access
+from service.api.access import Access, SecurityRequirements, security
 from service.api.blueprint import Blueprint
 from service.api.limits import Limited, Per, Rate
 
@@ -117,7 +121,13 @@ ROUTES: tuple[Route, ...] = (
         {"POST": Limited(Rate.MOVES, Per.TOKEN)},  # every attempt counts
         fast={"POST": handlers.make_move},
     ),
-    Route(game_routes.blp, GAME + "/events", game_routes.Events, fast={"GET": following.fast}),
+    Route(
+        game_routes.blp,
+        GAME + "/events",
+        game_routes.Events,
+        fast={"GET": following.fast},
+        access=Access.GAME_STREAM,
+    ),
     Route(
         game_routes.blp,
         GAME + "/stream-tickets",
@@ -190,6 +200,21 @@ ROUTES: tuple[Route, ...] = (
     Route(player_routes.blp, PLAYER + "/history", player_routes.PlayerHistory, access=Access.APP),
     Route(player_routes.blp, "/me/games", player_routes.MyGames, access=Access.PLAYER),
     Route(player_routes.blp, "/me/history", player_routes.MyHistory, access=Access.PLAYER),
+    Route(
+        app_routes.blp,
+        "/app/games",
+        app_routes.AppGames,
+        {"GET": Limited(Rate.LIST, Per.TOKEN)},
+        access=Access.APP,
+    ),
+    Route(app_routes.blp, "/games" + GAME + "/abort", app_routes.AbortGame, access=Access.APP),
+    Route(
+        app_routes.blp,
+        "/games" + GAME + "/players/<player_id:player_id>",
+        app_routes.RemovePlayer,
+        {"DELETE": Limited(Rate.JOIN, Per.TOKEN)},
+        access=Access.APP,
+    ),
 )
 """Every endpoint of the API, in the spec's order (``/openapi.json`` and
 ``/docs`` are pages of :data:`service.api.ops_routes.docs_blp`)."""
@@ -212,6 +237,16 @@ _add_to_blueprints(ROUTES)  # once, at import: a blueprint keeps its routes for 
 def accesses(routes: tuple[Route, ...] = ROUTES) -> dict[str, Access]:
     """Endpoint -> who may call it in apps mode, for the access hook on Flask's path."""
     return {route.endpoint: route.access for route in routes}
+
+
+def securities(routes: tuple[Route, ...] = ROUTES) -> dict[tuple[str, str], SecurityRequirements]:
+    """``(path, method)`` of each operation of the spec (``/v1/games/{game_id}``,
+    ``post``) -> the ``security`` it declares: that of its route's ``access``."""
+    return {
+        (CONVERTER.sub(r"{\g<name>}", route.template), method.lower()): security(route.access)
+        for route in routes
+        for method in route.methods
+    }
 
 
 def counted(routes: tuple[Route, ...] = ROUTES) -> dict[tuple[str, str], Limited]:

@@ -8,11 +8,14 @@ it as the API behaves (docs/SDK.md has the conventions):
   ``defaultNonNullable``) would make such a field required, though a client
   may leave it out; its description says the default instead;
 - the stock problem answers flask-smorest adds (422 of a request's fields, the
-  ``default`` answer) show an example, as every documented one does.
+  ``default`` answer) show an example, as every documented one does;
+- every operation declares its ``security``, that of its route's access in the
+  route table (:func:`service.api.routes.securities`): no view declares its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from service.api.problems import problem_body
@@ -27,9 +30,23 @@ STOCK_EXAMPLES = {
 }
 
 
-def finalize_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """``spec`` (as apispec made it) with the touches above."""
+OPERATIONS = frozenset({"get", "put", "post", "delete", "patch", "head", "options", "trace"})
+"""The keys of a path item that are operations."""
+
+Securities = Mapping[tuple[str, str], list[dict[str, list[str]]]]
+"""``(path, method)`` -> an operation's ``security``."""
+
+
+def finalize_spec(spec: dict[str, Any], securities: Securities) -> dict[str, Any]:
+    """``spec`` (as apispec made it) with the touches above; ``securities`` has
+    every operation's ``security`` (an operation missing from it: ValueError)."""
     fixed: dict[str, Any] = _nullable_refs(spec)
+    for path, item in fixed["paths"].items():
+        for method, operation in item.items():
+            if method in OPERATIONS:
+                if (path, method) not in securities:
+                    raise ValueError(f"{method.upper()} {path}: no access in the route table")
+                operation["security"] = [dict(each) for each in securities[path, method]]
     schemas = fixed["components"]["schemas"]
     for name in _request_schemas(fixed):
         for prop in schemas[name].get("properties", {}).values():

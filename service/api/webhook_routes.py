@@ -27,7 +27,7 @@ blp = Blueprint(
 
 
 class WebhookLog(MethodView):
-    @blp.doc(operationId="getWebhookLog", security=[{"bearer": []}])
+    @blp.doc(operationId="getWebhookLog")
     @blp.response(200, WebhookLogOut)
     @document_errors(
         blp,

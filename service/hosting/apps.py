@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from service.config import Config
+from service.hosting.jwks import JwksCache
 from service.hosting.tokens import APP_ID_ALPHABET, APP_ID_LENGTH, is_app_id, new_token
 from service.store.app_registry import AppRegistry
 
@@ -92,6 +93,9 @@ class App:
     limits: dict[str, int] = field(default_factory=dict)
     """The limits the operator set for it (:data:`LIMITS` -> the most, 0: none); one
     not set is the configuration's (:meth:`limit`)."""
+    jwks_url: str | None = None
+    """Where its backend publishes its JWKS, the other keys of its JWTs
+    (:mod:`service.hosting.jwks`)."""
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(
@@ -104,6 +108,7 @@ class App:
                 "keys": [k.to_dict() for k in self.keys],
                 "jwt_keys": self.jwt_keys,
                 "limits": self.limits,
+                "jwks_url": self.jwks_url,
             }
         )
 
@@ -120,6 +125,7 @@ class App:
             doc["revoked"],
             doc.get("jwt_keys", []),
             doc.get("limits", {}),
+            doc.get("jwks_url"),
         )
 
     def accepts(self, key: str, now: float) -> bool:
@@ -146,6 +152,7 @@ class App:
             ],
             "jwt_keys": [{"kid": k["kid"], "alg": k["alg"]} for k in self.jwt_keys],
             "limits": {name: self.limits.get(name) for name in LIMITS},
+            "jwks_url": self.jwks_url,
         }
 
     def limit(self, name: str, config: Config) -> int:
@@ -270,6 +277,16 @@ def set_limits(registry: AppRegistry, app_id: str, changes: dict[str, int | None
     return app
 
 
+def set_jwks_url(registry: AppRegistry, app_id: str, url: str | None) -> App:
+    """Make ``url`` (checked by the caller) the app's JWKS URL; None: no JWKS."""
+    app = load(registry, app_id)
+    if url is None and app.jwks_url is None:
+        raise AppError(f"app {app_id} has no JWKS URL")
+    app.jwks_url = url
+    registry.save_app(app.id, app.to_bytes())
+    return app
+
+
 def list_apps(registry: AppRegistry) -> list[App]:
     """Every app, by id."""
     out = []
@@ -285,9 +302,16 @@ class AppDirectory:
     :data:`CACHE_SECONDS`, so a rotation or revocation is seen everywhere within a
     second while a busy app costs one read a half-second."""
 
-    def __init__(self, registry: AppRegistry, cache_seconds: float = CACHE_SECONDS) -> None:
+    def __init__(
+        self,
+        registry: AppRegistry,
+        cache_seconds: float = CACHE_SECONDS,
+        jwks: JwksCache | None = None,
+    ) -> None:
         self.registry = registry
         self.cache_seconds = cache_seconds
+        self.jwks = jwks or JwksCache()
+        """The apps' JWKS as this instance fetched them."""
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[float, App | None]] = {}
 

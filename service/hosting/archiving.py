@@ -1,15 +1,15 @@
 """A finished game's archive, and its players' histories: what outlives the live game.
 
-The write that finishes a game (status ``finished``; a cancelled game, which never
-started, has no replay nor result and is not archived) queues it in its slot's
+The write that finishes a game (status ``finished``; a cancelled or aborted game has no
+replay nor result and is not archived) queues it in its slot's
 finished games, in its own script (:func:`~service.hosting.write_loop.finishing`,
 :mod:`service.store.archives`).  An archiver (:mod:`service.botplay.archiver`)
 claims it and runs :func:`archive_game`:
 
 1. the archive, written once (``SET NX``) for ``ARCHIVE_TTL_SECONDS``: versioned
    JSON (:data:`ARCHIVE_FORMAT`) compressed with zlib -- the replay (as
-   ``GET /v1/games/{id}/replay`` answers it), the seats (names, bots, and the
-   player's holder of a seat bound to a player), when it was created and finished;
+   ``GET /v1/games/{id}/replay`` answers it), the seats (names, bots, and for a seat
+   bound to a player its ``player_id`` and holder), when it was created and finished;
 2. an entry in the history of each player holding a seat (another slot: written
    after, idempotent);
 3. then the queue's entry is removed.
@@ -58,7 +58,15 @@ def build_archive(record: GameRecord, replay: bytes, finished_ms: int) -> dict[s
     for seat in record.seats:
         holder = seat.token_hash
         player = holder if holder is not None and holder.startswith(PLAYER_HOLDER_PREFIX) else None
-        seats.append({"seat": seat.seat, "name": seat.name, "bot": seat.bot, "player": player})
+        seats.append(
+            {
+                "seat": seat.seat,
+                "name": seat.name,
+                "bot": seat.bot,
+                "player": player,
+                "player_id": seat.player_id,
+            }
+        )
     return {
         "f": ARCHIVE_FORMAT,
         "id": record.id,

@@ -31,8 +31,9 @@ from service.store.lobby_index import LISTED_STATUSES, game_of_member
 
 log = logging.getLogger(__name__)
 
-STAGES = ("waiting", "playing", "finished", "cancelled")
-"""A game's statuses in the order it goes through them (never back)."""
+STAGES = ("waiting", "playing", "finished", "cancelled", "aborted")
+"""A game's statuses in the order it goes through them (never back; the last
+three end a game, and a game ends one way only)."""
 
 
 LIVE, IDLE = "L", "I"

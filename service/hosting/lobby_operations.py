@@ -22,7 +22,8 @@ from service.engine.game_events import Event
 from service.engine.options import Options, preset
 from service.engine.rules import Game
 from service.hosting.record import GameRecord
-from service.hosting.refusals import GameCancelledError, GameStartedError, ResignedError
+from service.hosting.refusals import GameStartedError, ResignedError
+from service.hosting.seating import refuse_ended
 from service.hosting.timers import AUTOPILOT_LEVEL
 from service.hosting.tokens import app_of_game
 
@@ -145,24 +146,27 @@ def open_seats(record: GameRecord) -> int:
 
 
 def _require_waiting(record: GameRecord, action: str) -> None:
-    if record.cancelled:
-        raise GameCancelledError("this game was cancelled: its last player left")
+    refuse_ended(record)
     if record.status != "waiting":
         raise GameStartedError(f"the game has started: {action}")
 
 
-def leave(record: GameRecord, seat: int) -> list[Event]:
-    """``seat``'s player leaves a game that has not started: the seat reopens
+def leave(record: GameRecord, seat: int, reason: str | None = None) -> list[Event]:
+    """``seat``'s player leaves a game that has not started (``reason``
+    ``removed``: its app removed the player): the seat reopens
     (its token is void), or, a rematch seat, is reserved again for the finished
     game's player it was reserved for (who may claim it again, by name as
     before); when no human is left, the game is cancelled."""
     _require_waiting(record, "resign instead (POST /v1/games/{id}/resign)")
     info = record.seats[seat]
-    events = [Event("player_left", {"seat": seat, "name": info.name})]
+    left: dict[str, Any] = {"seat": seat, "name": info.name}
+    if reason is not None:
+        left["reason"] = reason
+    events = [Event("player_left", left)]
     info.token_hash = info.bot = None
     info.autopilot, info.missed_turns = False, 0
     if info.claimed_with is None:
-        info.name = None
+        info.name = info.player_id = None
     else:  # a rematch seat stays its player's: not joinable
         info.reserved_for, info.claimed_with = info.claimed_with, None
     if not any(s.token_hash is not None or s.reserved_for is not None for s in record.seats):

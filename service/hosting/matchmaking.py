@@ -100,6 +100,8 @@ class Seeker:
     """Apps mode: the app whose table it seeks at (its games only)."""
     holder: str | None = None
     """Apps mode: the player taking the seat (no token then: :func:`seating.take`)."""
+    player_id: str | None = None
+    """Apps mode: the app's id of that player."""
 
 
 def quick_join(
@@ -112,12 +114,14 @@ def quick_join(
     location: Callable[[str], str],
     app: str | None = None,
     holder: str | None = None,
+    player_id: str | None = None,
 ) -> tuple[dict[str, Any], Position]:
     """Seat the caller (at client ``address``) at a table of the kind ``body``
     asks for: the answer's body (``id``, ``seat``, ``token``, ``version``,
     ``status``, ``created``), and the game's last event then (its ETag's);
     ``location(game_id)`` is the game's URL.  With ``app``, at that app's tables
-    only; with a player's ``holder``, the seat is that player's (no ``token``).
+    only; with a player's ``holder`` (the app's ``player_id``), the seat is that
+    player's (no ``token``).
 
     With ``idem`` (the request's ``Idempotency-Key``) the seeks are named after the
     key, each ticket's game is noted under it before its seat is taken, and the
@@ -137,7 +141,9 @@ def quick_join(
     hold = lobby_caps.Hold(store, config, address)
     hold.take_place()  # refused over the address's cap, before any seat is handed out
     try:
-        return _seat_at(Seeker(store, config, idem, hold, location, app, holder), table, body)
+        return _seat_at(
+            Seeker(store, config, idem, hold, location, app, holder, player_id), table, body
+        )
     except NotDurable:  # the seat was taken (not confirmed yet): it counts
         raise
     except BaseException:
@@ -232,7 +238,11 @@ def _make(
     its seat taken, in the one write that saves the answer under the request's
     key (so a retry after a write made but not confirmed replays it); the
     others make it with every seat open, and join it."""
-    players = [{"name": body["name"], "holder": seeker.holder}] if ticket.new else []
+    players = (
+        [{"name": body["name"], "holder": seeker.holder, "player_id": seeker.player_id}]
+        if ticket.new
+        else []
+    )
     record, tokens, events = seating.create_record(
         players,
         body["seats"],
@@ -267,7 +277,9 @@ def _take_seat(
     place of the place it held."""
 
     def step(version: int, record: GameRecord) -> tuple[Write, dict[str, Any]]:
-        seat, token, events = seating.join(record, body["name"], holder=seeker.holder)
+        seat, token, events = seating.join(
+            record, body["name"], holder=seeker.holder, player_id=seeker.player_id
+        )
         seeker.hold.take_seat(record, seat, lists=ticket.new)
         answer = _answer(record, seat, token, version + 1, ticket.new)
         return Write(events, snapshot(record, version + 1), _saved(seeker, answer)), answer

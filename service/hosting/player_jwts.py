@@ -1,6 +1,8 @@
 """Players identified by JSON Web Tokens their app signs (apps mode), verified with
 PyJWT against the public keys the operator registered for the app
-(``three-thirteen-admin apps add-key``).
+(``three-thirteen-admin apps add-key``), or those of the JWKS the app publishes at
+the URL registered for it (``apps set-jwks``; :mod:`service.hosting.jwks`): a kid
+registered one by one is looked for first.
 
 A player JWT is signed with EdDSA (Ed25519), ES256 (P-256) or RS256 (RSA, 2048 bits
 or more) by the app's backend and names in its header the ``kid`` of a key
@@ -21,18 +23,13 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from service.hosting.apps import App, AppDirectory
+from service.hosting.jwt_keys import JwtKey
 from service.hosting.players import PLAYER_ID_PATTERN, Player, TokenExpired, player_tag
-
-ALGORITHMS = ("EdDSA", "ES256", "RS256")
-"""The signing algorithms a key may be registered for."""
 
 MAX_JWT_LIFETIME_SECONDS = 86400
 """The most a player JWT may live (``exp - iat``)."""
@@ -41,45 +38,6 @@ LEEWAY_SECONDS = 10
 """Clock skew allowed between the app's clock and ours, for ``iat`` and ``exp``."""
 
 AUDIENCE_PREFIX = "t13:"
-
-
-class JwtKeyError(ValueError):
-    """A public key refused for registration."""
-
-
-@dataclass(frozen=True, slots=True)
-class JwtKey:
-    """A public key an app signs player JWTs with: its ``kid``, algorithm and PEM."""
-
-    kid: str
-    alg: str
-    pem: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kid": self.kid, "alg": self.alg, "pem": self.pem}
-
-
-def check_key(kid: str, alg: str, pem: str) -> JwtKey:
-    """A key to register, checked: a PEM public key of the kind ``alg`` signs with."""
-    if not 1 <= len(kid) <= 64 or not kid.isprintable():
-        raise JwtKeyError("a kid is 1 to 64 printable characters")
-    if alg not in ALGORITHMS:
-        raise JwtKeyError(f"alg is one of {', '.join(ALGORITHMS)}")
-    try:
-        key = load_pem_public_key(pem.encode())
-    except ValueError as exc:
-        raise JwtKeyError(f"not a PEM public key: {exc}") from None
-    fits = {
-        "EdDSA": isinstance(key, ed25519.Ed25519PublicKey),
-        "ES256": isinstance(key, ec.EllipticCurvePublicKey) and isinstance(key.curve, ec.SECP256R1),
-        "RS256": isinstance(key, rsa.RSAPublicKey) and key.key_size >= 2048,
-    }[alg]
-    if not fits:
-        raise JwtKeyError(
-            f"this key does not sign {alg} (EdDSA: Ed25519; ES256: P-256; "
-            "RS256: RSA of 2048 bits or more)"
-        )
-    return JwtKey(kid, alg, pem)
 
 
 def looks_like_jwt(token: str) -> bool:
@@ -105,7 +63,7 @@ def verify(directory: AppDirectory, token: str) -> Player:
     app = directory.live(audience[len(AUDIENCE_PREFIX) :])
     if app is None:
         raise JwtRefused("app")
-    key = _key(app, header)
+    key = _key(directory, app, header)
     try:
         verified = jwt.decode(
             token,
@@ -122,14 +80,19 @@ def verify(directory: AppDirectory, token: str) -> Player:
     return _player(directory, app, verified)
 
 
-def _key(app: App, header: dict[str, Any]) -> JwtKey:
+def _key(directory: AppDirectory, app: App, header: dict[str, Any]) -> JwtKey:
+    """The key ``header`` names: one registered for the app, else one of its JWKS."""
     kid, alg = header.get("kid"), header.get("alg")
-    for stored in app.jwt_keys:
-        if stored.get("kid") == kid:
-            if alg != stored.get("alg"):
-                raise JwtRefused("alg")
-            return JwtKey(stored["kid"], stored["alg"], stored["pem"])
-    raise JwtRefused("kid")
+    if not isinstance(kid, str):
+        raise JwtRefused("kid")
+    found = next((JwtKey(**k) for k in app.jwt_keys if k.get("kid") == kid), None)
+    if found is None and app.jwks_url is not None:
+        found = directory.jwks.key(app.id, app.jwks_url, kid)
+    if found is None:
+        raise JwtRefused("kid")
+    if alg != found.alg:
+        raise JwtRefused("alg")
+    return found
 
 
 def _player(directory: AppDirectory, app: App, claims: dict[str, Any]) -> Player:

@@ -41,7 +41,7 @@ from service.engine.view import (
 from service.hosting.bot_turns import History, play_bots
 from service.hosting.document import DOC_FORMAT, check_format
 from service.hosting.game_webhooks import Webhook
-from service.hosting.refusals import GameCancelledError, ResignedError
+from service.hosting.refusals import GameAbortedError, GameCancelledError, ResignedError
 from service.hosting.tokens import hash_token
 
 
@@ -62,6 +62,8 @@ class Seat:
     reserved_for: str | None = None
     claimed_with: str | None = None
     resigned: bool = False
+    player_id: str | None = None
+    """The app's id of the player the seat is bound to (apps mode), shown to the app only."""
 
     @property
     def is_open(self) -> bool:
@@ -88,6 +90,8 @@ class Seat:
             out["claimed_with"] = self.claimed_with
         if self.resigned:
             out["resigned"] = True
+        if self.player_id is not None:
+            out["player_id"] = self.player_id
         return out
 
 
@@ -122,6 +126,8 @@ class GameRecord:
     """Shown in the lobby (``GET /v1/games``) and offered by quick-join."""
     cancelled: bool = False
     """Its last human left before the start: it never will start."""
+    aborted: str | None = None
+    """Why its app aborted it (``POST /v1/games/{id}/abort``), if it did: it is over."""
     webhook: Webhook | None = None
     arrangements: dict[int, tuple[ArrangementKey, dict[str, Any]]] = field(
         default_factory=dict, repr=False, compare=False
@@ -141,6 +147,8 @@ class GameRecord:
 
     @property
     def status(self) -> str:
+        if self.aborted is not None:
+            return "aborted"
         if self.cancelled:
             return "cancelled"
         if self.state is None:
@@ -173,6 +181,8 @@ class GameRecord:
         }
         if self.webhook is not None:  # optional: only a game created with one has it
             doc["hook"] = self.webhook.to_dict()
+        if self.aborted is not None:  # optional: only an aborted game has it
+            doc["aborted"] = self.aborted
         return orjson.dumps(doc)
 
     def _arrangements_to_save(self) -> list[list[Any]]:
@@ -233,6 +243,7 @@ class GameRecord:
             rematch_id=data["rematch"][1],
             listed=data["lobby"][0],
             cancelled=data["lobby"][1],
+            aborted=data.get("aborted"),
             webhook=None if hook is None else Webhook.from_dict(hook),
             arrangements={
                 seat: ((index, ids_of_chars(ids)), arrangement)
@@ -293,6 +304,8 @@ class GameRecord:
         """Apply a seat's move and start the next turn's clock: a bot's turn that
         follows it is due at once, and played by a bot worker
         (:mod:`service.hosting.due_turns`), never here."""
+        if self.aborted is not None:
+            raise GameAbortedError(f"this game was aborted by its app: {self.aborted}")
         if self.cancelled:
             raise GameCancelledError("this game was cancelled: its last player left")
         if self.state is None:
@@ -333,7 +346,9 @@ class GameRecord:
         turn is played by a bot worker at once), else the turn timer's, if any."""
         state = self.state
         now = time.time() if now is None else now
-        if self.bot_on_turn:
+        if self.aborted is not None:
+            self.deadline = None  # over: no turn falls due, no bot plays
+        elif self.bot_on_turn:
             self.deadline = now
         elif self.turn_timeout is None or state is None or state.round is None:
             self.deadline = None

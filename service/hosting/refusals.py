@@ -53,6 +53,14 @@ class GameCancelledError(HostingError):
     code = "GAME_CANCELLED"
 
 
+class GameAbortedError(HostingError):
+    code = "GAME_ABORTED"
+
+
+class PlayerNotSeatedError(HostingError):
+    code = "PLAYER_NOT_SEATED"
+
+
 class AlreadySeatedError(HostingError):
     code = "ALREADY_SEATED"
 

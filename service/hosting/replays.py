@@ -29,7 +29,7 @@ def rematch_record(old: GameRecord) -> GameRecord:
         if s.bot is not None and not s.autopilot:
             seats.append(Seat(s.seat, s.name, s.bot))
         else:
-            seats.append(Seat(s.seat, s.name, reserved_for=s.token_hash))
+            seats.append(Seat(s.seat, s.name, reserved_for=s.token_hash, player_id=s.player_id))
     return GameRecord(
         id=rematch_game_id(old.id),
         ruleset=old.ruleset,

@@ -17,6 +17,7 @@ from service.hosting.bot_turns import check_bot_level
 from service.hosting.record import GameRecord, Seat
 from service.hosting.refusals import (
     AlreadySeatedError,
+    GameAbortedError,
     GameCancelledError,
     GameFullError,
     NoSuchSeatError,
@@ -35,15 +36,26 @@ def issue_token(seat: Seat) -> str:
     return token
 
 
-def take(record: GameRecord, seat: Seat, holder: str | None) -> str | None:
+def refuse_ended(record: GameRecord) -> None:
+    """Refuse a seat of a game that will never start: cancelled, or aborted by its app."""
+    if record.aborted is not None:
+        raise GameAbortedError(f"this game was aborted by its app: {record.aborted}")
+    if record.cancelled:
+        raise GameCancelledError("this game was cancelled: its last player left")
+
+
+def take(
+    record: GameRecord, seat: Seat, holder: str | None, player_id: str | None = None
+) -> str | None:
     """Give ``seat`` its holder: a new bearer token (returned, shown once), or the
-    player ``holder`` (:func:`service.hosting.players.player_holder`), who may hold
-    one seat of a game only (:class:`AlreadySeatedError`); no token then."""
+    player ``holder`` (:func:`service.hosting.players.player_holder`) of the app's
+    id ``player_id``, who may hold one seat of a game only
+    (:class:`AlreadySeatedError`); no token then."""
     if holder is None:
         return issue_token(seat)
     if record.seat_for_holder(holder) is not None:
         raise AlreadySeatedError("this player holds a seat of this game already")
-    seat.token_hash = holder
+    seat.token_hash, seat.player_id = holder, player_id
     return None
 
 
@@ -107,7 +119,7 @@ def create_record(
         seat = record.seats[i]
         seat.name, seat.bot = player["name"], player.get("bot")
         if seat.bot is None:
-            token = take(record, seat, player.get("holder"))
+            token = take(record, seat, player.get("holder"), player.get("player_id"))
             if token is not None:
                 tokens[i] = token
         events.append(Event("player_joined", {"seat": i, "name": seat.name, "bot": seat.bot}))
@@ -116,13 +128,16 @@ def create_record(
 
 
 def join(
-    record: GameRecord, name: str, seat: int | None = None, holder: str | None = None
+    record: GameRecord,
+    name: str,
+    seat: int | None = None,
+    holder: str | None = None,
+    player_id: str | None = None,
 ) -> tuple[int, str | None, list[Event]]:
     """Take ``seat`` of ``record``, or its lowest open seat: ``(seat, token,
     events)``; deals round 1 when it was the last one.  A player's ``holder`` takes
-    it as that player (no token: see :func:`take`)."""
-    if record.cancelled:
-        raise GameCancelledError("this game was cancelled: its last player left")
+    it as that player (no token: see :func:`take`), the app's ``player_id``."""
+    refuse_ended(record)
     if seat is not None:
         if seat >= len(record.seats):
             raise NoSuchSeatError(f"this game has seats 0 to {len(record.seats) - 1}")
@@ -134,7 +149,7 @@ def join(
         if not open_seats:
             raise GameFullError("every seat is taken")
         chosen = open_seats[0]
-    token = take(record, chosen, holder)
+    token = take(record, chosen, holder, player_id)
     chosen.name = name
     events = [Event("player_joined", {"seat": chosen.seat, "name": name, "bot": None})]
     return chosen.seat, token, events + record.start_if_full()
@@ -144,6 +159,7 @@ def claim_reserved(record: GameRecord, holder: str) -> tuple[int, str | None, li
     """Claim the rematch seat reserved for ``holder`` (the hash of its token in the
     finished game, or its player's holder): ``(seat, new token, events)``; a
     player's seat gets no token (its player's credentials act for it)."""
+    refuse_ended(record)
     for seat in record.seats:
         if seat.reserved_for == holder:
             seat.reserved_for, seat.claimed_with = None, holder

@@ -28,7 +28,7 @@ import orjson
 
 from service.config import Config
 from service.engine.game_events import Event
-from service.hosting import app_games, lobby_listing, webhook_deliveries
+from service.hosting import app_games, app_listing, lobby_listing, webhook_deliveries
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
     ChangingTooFastError,
@@ -196,13 +196,14 @@ def create_game(
     idempotency: IdempotencyRecord | None = None,
 ) -> Written:
     """Save a new game at version 1 with its first events (and the idempotency
-    record of the request that made it).  Raises :class:`GameExists`, or
+    record of the request that made it), then add it to its app's index
+    (:mod:`service.hosting.app_listing`).  Raises :class:`GameExists`, or
     :class:`IdempotentReplay` when it was made by a request with the same key.
     Returns its version, 1, with its last event.  A game of an app is counted
     against its concurrent-games limit first (:class:`AppLimitError` at the limit)."""
     app_games.take(store, config, record)
     lobby_listing.before_write(store, config, record)
-    return store.create(
+    written = store.create(
         record.id,
         record.to_bytes(),
         events_payload(events),
@@ -210,6 +211,8 @@ def create_game(
         deliveries=webhook_deliveries.deliveries(record, events),
         **snapshot(record, 1),
     )
+    app_listing.note(store, record)
+    return written
 
 
 def public_events(store: GameStore, game_id: str) -> list[dict[str, Any]]:

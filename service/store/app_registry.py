@@ -11,6 +11,11 @@
   valid while its field is there and its expiry ahead: revoking deletes the fields, so
   the next request anywhere is refused.  The key expires a day after its last token
   (never while barred).
+* ``t13:app:{<app id>}:games`` sorted set -- the app's games, members
+  ``<created ms, 15 digits>:<game id>`` all scored 0 (so newest first is reverse
+  lexical order, and a member is a page's cursor), the latest
+  :data:`APP_GAMES_KEPT`, for ``GET /v1/app/games`` (written after the game's own
+  write, as a player's index: :meth:`AppRegistry.note_app_game`).
 * ``t13:player:{<tag>}:games`` sorted set -- the games where the player took a seat,
   scored by when (ms), for ``GET /v1/me/games`` (another slot than the games: see
   :meth:`AppRegistry.note_game`).
@@ -82,6 +87,10 @@ end
 return n
 """
 
+
+APP_GAMES_KEPT = 100_000
+"""The most games an app's index keeps (the latest made): a bound on its size,
+whatever the app makes."""
 
 EXPIRED_KEPT_SECONDS = 86400
 """How long an expired token is kept, so that it is refused as expired (not unknown);
@@ -210,3 +219,33 @@ class AppRegistry:
         if game_ids:
             with translate_errors():
                 self._client().zrem(keys.player_key(tag, "games"), *game_ids)
+
+    # -- an app's games ---------------------------------------------------------
+
+    def note_app_game(self, app_id: str, member: str) -> None:
+        """Add a game to the app's index (``member``: ``<created ms>:<game id>``),
+        keeping the latest :data:`APP_GAMES_KEPT`.  Written after the game's own
+        write (another slot): a game whose request failed after it is missing; a
+        game gone is dropped by the reader (:meth:`forget_app_games`)."""
+        key = keys.app_games_key(app_id)
+        with translate_errors():
+            pipe = self._client().pipeline(transaction=False)
+            pipe.zadd(key, {member: 0})
+            pipe.zremrangebyrank(key, 0, -APP_GAMES_KEPT - 1)
+            pipe.execute()
+
+    def app_games(self, app_id: str, before: str | None, count: int) -> list[str]:
+        """Up to ``count`` members of the app's index, the newest first, from the
+        one after ``before`` (a member: a page's cursor) on."""
+        high = "+" if before is None else "(" + before
+        with translate_errors():
+            found = self._client().zrevrangebylex(
+                keys.app_games_key(app_id), high, "-", start=0, num=count
+            )
+        return [m.decode() if isinstance(m, bytes) else str(m) for m in found]
+
+    def forget_app_games(self, app_id: str, members: list[str]) -> None:
+        """Drop members from the app's index (their games are gone)."""
+        if members:
+            with translate_errors():
+                self._client().zrem(keys.app_games_key(app_id), *members)

@@ -310,6 +310,16 @@ def app_key(app_id: str) -> str:
     return f"{PREFIX}:app:{{{app_id}}}"
 
 
+def app_games_key(app_id: str) -> str:
+    """Sorted set: the app's games, for its listing
+    (:meth:`~service.store.app_registry.AppRegistry.note_app_game`), in its record's slot.
+
+    >>> app_games_key("a1b2c3d4e5")
+    't13:app:{a1b2c3d4e5}:games'
+    """
+    return f"{app_key(app_id)}:games"
+
+
 def app_live_games_key(app_id: str) -> str:
     """Sorted set: the app's games not ended (:mod:`service.store.live_games`), in its
     record's slot.

@@ -50,7 +50,7 @@ from service.store.lobby_scripts import (
 )
 from service.store.redis_client import RedisClient
 
-LISTED_STATUSES = ("waiting", "playing", "finished")
+LISTED_STATUSES = ("waiting", "playing", "finished", "aborted")
 """The statuses the lobby lists (a cancelled game leaves it)."""
 
 TICKET_SECONDS = 60

@@ -219,11 +219,17 @@ def test_metrics_count_routes_errors_and_tame_methods(client, new_game):
         return _sample(after, name, **labels) - _sample(before, name, **labels)
 
     route = "/v1/games/<game_id:game_id>"
-    assert grew("t13_http_requests_total", method="GET", route=route, status="200") == 1
-    assert grew("t13_http_requests_total", method="GET", route=route, status="404") == 1
+    counted = {"method": "GET", "route": route, "app": "none"}  # open mode: no app
+    assert grew("t13_http_requests_total", **counted, status="200") == 1
+    assert grew("t13_http_requests_total", **counted, status="404") == 1
     assert grew("t13_http_errors_total", code="GAME_NOT_FOUND") == 1
     # A method of the client's invention is not a label value of its own.
-    assert grew("t13_http_requests_total", method="OTHER", route="<unmatched>", status="405") == 1
+    assert (
+        grew(
+            "t13_http_requests_total", method="OTHER", route="<unmatched>", status="405", app="none"
+        )
+        == 1
+    )
     assert "BREW" not in after
 
 
@@ -235,7 +241,9 @@ def test_metrics_count_accepted_moves_by_type(client, new_game):
     assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 409
     assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 409
     after = client.get("/metrics").get_data(as_text=True)
-    counted = [_sample(text, "t13_moves_total", type="draw") for text in (before, after)]
+    counted = [
+        _sample(text, "t13_moves_total", type="draw", app="none") for text in (before, after)
+    ]
     assert counted[1] - counted[0] == 1
 
 
@@ -258,7 +266,9 @@ def test_a_move_retried_after_a_lost_race_counts_once(app, client, new_game, mon
     assert game.move(seat, {"type": "draw", "source": "stock"}).status_code == 200
     after = client.get("/metrics").get_data(as_text=True)
     assert lost
-    counted = [_sample(text, "t13_moves_total", type="draw") for text in (before, after)]
+    counted = [
+        _sample(text, "t13_moves_total", type="draw", app="none") for text in (before, after)
+    ]
     assert counted[1] - counted[0] == 1
 
 

@@ -83,3 +83,41 @@ def test_a_game_of_an_app_played_across_a_cluster(cluster, instances):
     for server in instances:
         for token in devices[1]:
             assert refused_within(server.url + game + "/view", bearer(token), 1.0) < 1.0
+
+
+def test_an_app_lists_and_aborts_its_games_across_a_cluster(cluster, instances):
+    """The app's index is in another slot than its games: written after each game's
+    write, read and checked against the games, each request to the other instance."""
+    url = cluster[2].url
+    app = admin(url, "apps", "create", "cards", env={"REDIS_CLUSTER": "true"})
+    other = admin(url, "apps", "create", "other", env={"REDIS_CLUSTER": "true"})
+    bases = itertools.cycle([server.url for server in instances])
+
+    def call(method: str, path: str, token: str, **kwargs: Any) -> requests.Response:
+        return requests.request(
+            method, next(bases) + path, headers=bearer(token), timeout=10, **kwargs
+        )
+
+    made = []
+    for i in range(5):
+        players = [{"name": "ann", "player_id": "u1"}, {"name": f"p{i}", "player_id": f"p{i}"}]
+        answer = call("POST", "/v1/games", app["key"], json={"players": players})
+        assert answer.status_code == 201, answer.text
+        made.append(answer.json()["id"])
+    listed, cursor = [], None
+    while True:
+        query = {"limit": 2, **({} if cursor is None else {"cursor": cursor})}
+        page = call("GET", "/v1/app/games", app["key"], params=query).json()
+        listed += [game["id"] for game in page["games"]]
+        cursor = page["next"]
+        if cursor is None:
+            break
+    assert listed == made[::-1]
+    assert call("GET", "/v1/app/games", other["key"]).json() == {"games": [], "next": None}
+
+    aborted = call("POST", f"/v1/games/{made[1]}/abort", app["key"], json={"reason": "test"})
+    assert aborted.status_code == 200, aborted.text
+    only = call("GET", "/v1/app/games", app["key"], params={"status": "aborted"}).json()
+    assert [game["id"] for game in only["games"]] == [made[1]]
+    mine = call("GET", "/v1/app/games", app["key"], params={"player_id": "p3"}).json()
+    assert [game["id"] for game in mine["games"]] == [made[3]]

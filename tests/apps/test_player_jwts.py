@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from service.admin.cli import main
-from service.hosting import apps, player_jwts
+from service.hosting import apps, jwt_keys
 from tests.apps.conftest import bearer, two_player_game
 
 PRIVATE = {
@@ -38,7 +38,7 @@ def pem(alg: str) -> str:
 def app(store, new_app):
     made = new_app("cards")
     for alg in PRIVATE:
-        key = player_jwts.check_key(f"k-{alg}", alg, pem(alg))
+        key = jwt_keys.check_key(f"k-{alg}", alg, pem(alg))
         apps.set_jwt_key(store.apps, made.id, key.kid, key.to_dict())
     return made
 

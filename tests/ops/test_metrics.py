@@ -57,7 +57,7 @@ def test_every_scrape_adds_up_both_workers(
         _until(lambda n=created: len(_creates(server)) == n)  # noqa: B023
     game_id = answer.json()["id"]
     scrapes = [requests.get(server.url + "/metrics", timeout=10).text for _ in range(10)]
-    assert {_sample(text, "t13_games_created_total") for text in scrapes} == {created}
+    assert {_sample(text, "t13_games_created_total", 'app="none"') for text in scrapes} == {created}
 
     # An SSE stream held for a while: a follower, timed apart from the requests.
     with requests.get(
@@ -78,7 +78,11 @@ def test_every_scrape_adds_up_both_workers(
     text = followed()
     assert _sample(text, "t13_event_follow_seconds_sum", 'kind="sse"') >= 0.5
     assert _sample(text, "t13_event_followers", 'kind="sse"') == 0
-    assert _sample(text, "t13_http_requests_total", events_route + ',status="200"') == 1
+    # the workers' files sort the labels by name: app first
+    assert (
+        _sample(text, "t13_http_requests_total", 'app="none",' + events_route + ',status="200"')
+        == 1
+    )
     assert _sample(text, "t13_http_request_duration_seconds_count", events_route) == 0
 
 
@@ -110,7 +114,7 @@ def test_a_long_poll_is_timed_as_a_follower_and_a_page_read_as_a_request(
 
     def counts() -> tuple[float, float, float, float]:
         return (
-            _in_process("t13_http_requests_total", **timed, status="200"),
+            _in_process("t13_http_requests_total", **timed, status="200", app="none"),
             _in_process("t13_http_request_duration_seconds_count", **timed),
             _in_process("t13_event_follow_seconds_count", kind="long_poll"),
             _in_process("t13_event_follow_seconds_sum", kind="long_poll"),

@@ -1,5 +1,5 @@
-"""The generated SDKs' tests: a live service (gunicorn on the test Redis) to play
-against, and the check that a typed program holds none of the escapes a strict
+"""The generated SDKs' tests: a live service (gunicorn on the test Redis, in either
+AUTH_MODE) to play against, and the check that a typed program holds none of the escapes a strict
 type checker would let through."""
 
 from __future__ import annotations
@@ -8,11 +8,14 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from harness.gunicorn_server import GunicornServer
+from service.hosting import apps
+from service.store import GameStore
 
 collect_ignore = ["play.py"]  # a program of the generated client, run apart (not importable here)
 
@@ -44,6 +47,24 @@ def run(command: list[str], cwd: Path, **env: str) -> str:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
+
+
+@dataclass(frozen=True)
+class AppsService:
+    """A live service in AUTH_MODE=apps and the secret key of an app made on it."""
+
+    url: str
+    app_key: str
+
+
+@pytest.fixture
+def apps_service(
+    store: GameStore, redis_url: str, gunicorn: Callable[[Mapping[str, str]], GunicornServer]
+) -> AppsService:
+    """The service (gunicorn) in AUTH_MODE=apps on the test Redis, with an app made
+    as ``three-thirteen-admin apps create`` makes it."""
+    _app, key = apps.create_app_record(store.apps, "sdk tests")
+    return AppsService(gunicorn({"REDIS_URL": redis_url, "AUTH_MODE": "apps"}).url, key)
 
 
 @pytest.fixture

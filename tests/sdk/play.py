@@ -1,14 +1,15 @@
 """Plays round 1 of a two-player game with the generated Python client, as an
-integrator would: every move taken from the view's legal_moves and posted back
-unchanged, the events read through their typed fields, a stale If-Match
-answered with a typed 412 problem.  Checked with ``mypy --strict``; run as
-``python play.py BASE_URL``."""
+integrator would, in AUTH_MODE=apps: the app's backend creates the game for two of
+its players and mints their tokens, each player plays with its own; every move
+taken from the view's legal_moves and posted back unchanged, the events read
+through their typed fields, a stale If-Match answered with a typed 412 problem.
+Checked with ``mypy --strict``; run as ``python play.py BASE_URL APP_KEY``."""
 
 from __future__ import annotations
 
 import sys
 
-from three_thirteen_client import AuthenticatedClient, Client
+from three_thirteen_client import AuthenticatedClient
 from three_thirteen_client.api.games import (
     create_game,
     get_game,
@@ -16,6 +17,7 @@ from three_thirteen_client.api.games import (
     list_events,
     make_move,
 )
+from three_thirteen_client.api.players import list_my_games, mint_player_token
 from three_thirteen_client.models import (
     CreateGameIn,
     CreateGameOut,
@@ -28,7 +30,10 @@ from three_thirteen_client.models import (
     GameStatus,
     GameView,
     GoOutMove,
+    MyGamesOut,
     PlayerIn,
+    PlayerTokenIn,
+    PlayerTokenOut,
     PlayerView,
     Problem,
     ProblemCode,
@@ -59,20 +64,35 @@ def choose(view: PlayerView) -> Move:
     return chosen[0]
 
 
-def main(base: str) -> None:
-    anyone = Client(base_url=base)
-    created = create_game.sync(
-        client=anyone, body=CreateGameIn(players=[PlayerIn(name="ann"), PlayerIn(name="bob")])
-    )
+def main(base: str, app_key: str) -> None:
+    """AUTH_MODE=apps: the app's backend (``app_key``) creates the game for its
+    players u1 and u2 and mints a token for each; each player finds the game
+    through ``listMyGames`` and plays with its own token."""
+    backend = AuthenticatedClient(base_url=base, token=app_key)
+    players = [PlayerIn(name="ann", player_id="u1"), PlayerIn(name="bob", player_id="u2")]
+    created = create_game.sync(client=backend, body=CreateGameIn(players=players))
     if not isinstance(created, CreateGameOut):
         raise SystemExit(f"create: {created}")
     check(created.status == GameStatus.PLAYING, "both seats taken: the game plays")
+    game_id = created.id
     seats: dict[int, AuthenticatedClient] = {}
     for player in created.players:
-        check(player.bot is None, "two human seats")
-        if isinstance(player.token, str):
-            seats[player.seat] = AuthenticatedClient(base_url=base, token=player.token)
-    game_id = created.id
+        check(isinstance(player.token, Unset), "a player's seat has no token of its own")
+        check(isinstance(player.player_id, str), "the seat is the player's")
+        if isinstance(player.player_id, str):
+            minted = mint_player_token.sync(
+                player.player_id, client=backend, body=PlayerTokenIn(name=player.name)
+            )
+            if not isinstance(minted, PlayerTokenOut):
+                raise SystemExit(f"mint: {minted}")
+            device = AuthenticatedClient(base_url=base, token=minted.token)
+            mine = list_my_games.sync(client=device)
+            if not isinstance(mine, MyGamesOut):
+                raise SystemExit(f"my games: {mine}")
+            found = [game.seat for game in mine.games if game.id == game_id]
+            check(found == [player.seat], "the player's games show its seat")
+            seats[player.seat] = device
+    check(sorted(seats) == [0, 1], "two players' seats")
 
     def view_of(seat: int) -> PlayerView:
         view = get_player_view.sync(game_id, client=seats[seat])
@@ -83,7 +103,7 @@ def main(base: str) -> None:
     draws = 0
     stale_checked = False
     for _turn in range(200):
-        game = get_game.sync(game_id, client=anyone)
+        game = get_game.sync(game_id, client=backend)  # the app reads its game
         if not isinstance(game, GameView):
             raise SystemExit(f"game: {game}")
         if game.round_ is None or game.round_.number > 1:
@@ -142,4 +162,4 @@ def main(base: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

@@ -1,7 +1,9 @@
 // Plays round 1 of a two-player game with the generated TypeScript client, as an
 // integrator would: every move taken from the view's legal_moves and posted back as
 // it is, the events read through their typed fields, a stale If-Match answered with
-// a typed 412 problem. Compiled with `tsc --strict`; run as `node play.js BASE_URL`.
+// a typed 412 problem. Compiled with `tsc --strict`; run as `node play.js BASE_URL` for a
+// service in AUTH_MODE=open, `node play.js BASE_URL APP_KEY` in AUTH_MODE=apps: the app's
+// backend creates the game for two of its players and mints their tokens, which play it.
 import { createClient } from "three-thirteen-client";
 import type { Schemas, ThreeThirteenClient } from "three-thirteen-client";
 
@@ -15,27 +17,74 @@ function check(condition: boolean, message: string): void {
 }
 
 const base = process.argv[2];
+const appKey = process.argv[3]; // AUTH_MODE=apps: the app's secret key
 if (base === undefined) {
-  throw new Error("usage: node play.js BASE_URL");
+  throw new Error("usage: node play.js BASE_URL [APP_KEY]");
 }
-const anyone = createClient(base);
-
-const created = await anyone.POST("/v1/games", {
-  body: { players: [{ name: "ann" }, { name: "bob" }] },
-});
-if (created.data === undefined) {
-  throw new Error(`create: ${created.error.code} ${created.error.detail}`);
-}
-const gameId = created.data.id;
-check(created.data.status === "playing", "both seats taken: the game plays");
-
 const seats = new Map<number, ThreeThirteenClient>();
-for (const player of created.data.players) {
-  check(player.bot === null, "two human seats");
-  if (player.token !== undefined) {
-    seats.set(player.seat, createClient(base, player.token));
+
+/** AUTH_MODE=open: anyone creates the game; each seat plays with its seat's token. */
+async function openGame(): Promise<{ gameId: string; reader: ThreeThirteenClient }> {
+  const anyone = createClient(base);
+  const created = await anyone.POST("/v1/games", {
+    body: { players: [{ name: "ann" }, { name: "bob" }] },
+  });
+  if (created.data === undefined) {
+    throw new Error(`create: ${created.error.code} ${created.error.detail}`);
   }
+  check(created.data.status === "playing", "both seats taken: the game plays");
+  for (const player of created.data.players) {
+    check(player.bot === null, "two human seats");
+    if (player.token !== undefined) {
+      seats.set(player.seat, createClient(base, player.token));
+    }
+  }
+  return { gameId: created.data.id, reader: anyone };
 }
+
+/** AUTH_MODE=apps: the app's backend creates the game for its players u1 and u2 and
+ * mints a token for each; each player finds its seat in its games and plays with it. */
+async function appsGame(key: string): Promise<{ gameId: string; reader: ThreeThirteenClient }> {
+  const backend = createClient(base, key);
+  const created = await backend.POST("/v1/games", {
+    body: {
+      players: [
+        { name: "ann", player_id: "u1" },
+        { name: "bob", player_id: "u2" },
+      ],
+    },
+  });
+  if (created.data === undefined) {
+    throw new Error(`create: ${created.error.code} ${created.error.detail}`);
+  }
+  check(created.data.status === "playing", "both seats taken: the game plays");
+  const gameId = created.data.id;
+  for (const player of created.data.players) {
+    check(player.token === undefined, "a player's seat has no token of its own");
+    if (player.player_id === undefined) {
+      throw new Error(`seat ${player.seat} is no player's`);
+    }
+    const minted = await backend.POST("/v1/players/{player_id}/tokens", {
+      params: { path: { player_id: player.player_id } },
+      body: { name: player.name },
+    });
+    if (minted.data === undefined) {
+      throw new Error(`mint: ${minted.error.code} ${minted.error.detail}`);
+    }
+    const device = createClient(base, minted.data.token);
+    const mine = await device.GET("/v1/me/games");
+    if (mine.data === undefined) {
+      throw new Error(`my games: ${mine.error.code}`);
+    }
+    const found = mine.data.games.filter((game) => game.id === gameId).map((game) => game.seat);
+    check(found.length === 1 && found[0] === player.seat, "the player's games show its seat");
+    seats.set(player.seat, device);
+  }
+  return { gameId, reader: backend }; // the app reads its game
+}
+
+const { gameId, reader } = appKey === undefined ? await openGame() : await appsGame(appKey);
+check(seats.size === 2, "two seats to play");
 
 function seatClient(seat: number): ThreeThirteenClient {
   const client = seats.get(seat);
@@ -76,7 +125,7 @@ function choose(view: PlayerView): Move {
 let draws = 0;
 let staleChecked = false;
 for (let turn = 0; turn < 200; turn += 1) {
-  const game = await anyone.GET("/v1/games/{game_id}", { params: { path } });
+  const game = await reader.GET("/v1/games/{game_id}", { params: { path } });
   if (game.data === undefined) {
     throw new Error(`game: ${game.error.code}`);
   }

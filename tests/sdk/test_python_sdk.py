@@ -1,7 +1,8 @@
 """The Python SDK, generated from the committed spec as ``make sdk`` generates it
 (openapi-python-client, pinned in the dev extras), used by a program that passes
 ``mypy --strict`` without casts, ignores, ``Any`` or ``additional_properties``
-and plays round 1 of a game against a live service (tests/sdk/play.py)."""
+and plays round 1 of a game against a live service in AUTH_MODE=apps, with an
+app's key and its players' tokens (tests/sdk/play.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sdk.build import python_client
-from tests.sdk.conftest import run
+from tests.sdk.conftest import AppsService, run
 
 PROGRAM = Path(__file__).with_name("play.py")
 FORBIDDEN = ("cast", "Any", "additional_properties")
@@ -68,6 +69,10 @@ def test_the_program_and_the_examples_pass_mypy_strict(package: Path) -> None:
     run(mypy, package, MYPYPATH=str(package))
 
 
-def test_the_typed_program_plays_round_one(package: Path, service_url: str) -> None:
-    played = run([sys.executable, "play.py", service_url], package, PYTHONPATH=str(package))
+def test_the_typed_program_plays_round_one_in_apps_mode(
+    package: Path, apps_service: AppsService
+) -> None:
+    """The app's key creates the game for two players, whose tokens play it."""
+    command = [sys.executable, "play.py", apps_service.url, apps_service.app_key]
+    played = run(command, package, PYTHONPATH=str(package))
     assert "played round 1 of" in played

@@ -2,7 +2,8 @@
 (openapi-typescript + openapi-fetch + typescript, pinned by
 sdk/typescript/package-lock.json), used by a program that compiles with
 ``tsc --strict`` without casts, ``any`` or non-null assertions and plays round 1
-of a game against a live service (tests/sdk/play.ts); the README's and
+of a game against a live service, in AUTH_MODE=open with seats' tokens and in
+AUTH_MODE=apps with an app's key and its players' tokens (tests/sdk/play.ts); the README's and
 docs/SDK.md's examples compile beside it."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sdk.build import NODE_MODULES, typescript_client
-from tests.sdk.conftest import escapes, run
+from tests.sdk.conftest import AppsService, escapes, run
 
 PROGRAM = Path(__file__).with_name("play.ts")
 SDK_DOC = Path(__file__).resolve().parents[2] / "docs" / "SDK.md"
@@ -85,4 +86,13 @@ def test_the_escape_check_finds_each_escape() -> None:
 
 
 def test_the_typed_program_plays_round_one(app: Path, service_url: str) -> None:
+    """AUTH_MODE=open: anyone creates the game, its seats' tokens play it."""
     assert "played round 1 of" in run(["node", "dist/play.js", service_url], app)
+
+
+def test_the_typed_program_plays_round_one_in_apps_mode(
+    app: Path, apps_service: AppsService
+) -> None:
+    """The app's key creates the game for two players, whose tokens play it."""
+    command = ["node", "dist/play.js", apps_service.url, apps_service.app_key]
+    assert "played round 1 of" in run(command, app)

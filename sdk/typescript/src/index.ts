@@ -15,7 +15,9 @@ export type Schemas = components["schemas"];
  * a stream with EventSource or fetch (docs/SDK.md). */
 export type ThreeThirteenClient = Client<paths>;
 
-/** A client of the service at `baseUrl`; with `token`, it acts for that seat. */
+/** A client of the service at `baseUrl`; with `token` (an app's secret key, a player
+ * token or a seat's token: each operation's `security` in the spec says which it takes),
+ * every request carries it as `Authorization: Bearer <token>`. */
 export function createClient(baseUrl: string, token?: string): ThreeThirteenClient {
   const headers: Record<string, string> = token === undefined ? {} : { Authorization: `Bearer ${token}` };
   return createFetchClient<paths>({ baseUrl, headers });

@@ -13,7 +13,7 @@ from service.api.problems import CODES
 from service.api.schemas.fields import closed_set
 from service.engine.options import PRESETS
 
-GAME_STATUSES = ("waiting", "playing", "finished", "cancelled")
+GAME_STATUSES = ("waiting", "playing", "finished", "cancelled", "aborted")
 
 
 def bot_level(**kwargs: Any) -> fields.String:
@@ -24,7 +24,8 @@ def game_status(**kwargs: Any) -> fields.String:
     return closed_set(
         "GameStatus",
         GAME_STATUSES,
-        "Waiting for players, playing, finished, or cancelled (left by all before the start)",
+        "Waiting for players, playing, finished, cancelled (left by all before the start), "
+        "or aborted (by its app)",
         **kwargs,
     )
 

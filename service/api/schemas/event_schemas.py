@@ -173,6 +173,11 @@ class PlayerLeftEvent(EventBase):
     type = discriminator("player_left")
     seat = _seat("The seat that reopened")
     name = fields.String(required=True, metadata={"description": "The name it had"})
+    reason = closed_set(
+        "LeaveReason",
+        ("removed",),
+        "Present when the player did not leave by itself: `removed`, by the game's app",
+    )
 
 
 class PlayerRenamedEvent(EventBase):
@@ -193,6 +198,13 @@ class GameCancelledEvent(EventBase):
     type = discriminator("game_cancelled")
     reason = closed_set(
         "CancelReason", ("last_player_left",), "Why the game was cancelled", required=True
+    )
+
+
+class GameAbortedEvent(EventBase):
+    type = discriminator("game_aborted")
+    reason = fields.String(
+        required=True, metadata={"description": "Why the game's app aborted it, in its words"}
     )
 
 
@@ -219,6 +231,7 @@ EVENT_SCHEMAS: dict[str, type[Schema]] = {
     "player_renamed": PlayerRenamedEvent,
     "player_resigned": PlayerResignedEvent,
     "game_cancelled": GameCancelledEvent,
+    "game_aborted": GameAbortedEvent,
 }
 
 EVENT_DESCRIPTION = """One event of a game, discriminated by `type`:
@@ -243,10 +256,11 @@ EVENT_DESCRIPTION = """One event of a game, discriminated by `type`:
 | `autopilot_on` | a bot (`level`) plays the seat (`reason`: the player asked, or missed turns) |
 | `autopilot_off` | the player took the seat back |
 | `rematch_created` | the rematch `game` of this finished game |
-| `player_left` | before the start, the player of `seat` left: the seat is open again |
+| `player_left` | before the start, `seat`'s player left (`reason` `removed`: by its app) |
 | `player_renamed` | before the start, `seat`'s player changed its `name` (from `previous`) |
 | `player_resigned` | `seat`'s player resigned: a bot (`level`) plays it to the end |
 | `game_cancelled` | the game ended before its start (`reason`: its last player left) |
+| `game_aborted` | the game's app aborted it (`reason`: its text): the game is over |
 
 A move made for a seat (`drew`, `discarded`, `went_out`) carries `"bot": true` when a
 bot made it, `"automatic": true` when the turn timer did."""

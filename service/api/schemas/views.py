@@ -93,6 +93,13 @@ class PlayerOut(Schema):
     )
     hand_size = _required_int()
     total = _required_int()
+    player_id = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "Apps mode, to the game's app only (its secret key): the app's id "
+            "of the player bound to the seat (null: none)"
+        },
+    )
 
 
 class FairnessOut(Schema):
