@@ -178,3 +178,18 @@ def test_the_bot_workers_archiver_archives_what_finishes(
     assert FinishedGames(store.client).queued(game_id) is None
     history = apps_client.get("/v1/me/history", headers=bearer(bob)).get_json()["games"]
     assert [(g["id"], g["seat"]) for g in history] == [(game_id, 1)]
+
+
+def test_an_aborted_game_is_not_queued_for_an_archive(
+    apps_client: FlaskClient, new_app: Any, store: GameStore
+) -> None:
+    app = new_app("cards")
+    game_id = two_player_game(apps_client, app, **QUICK)["id"]
+    aborted = apps_client.post(
+        f"/v1/games/{game_id}/abort", json={"reason": "test"}, headers=app.auth
+    )
+    assert aborted.status_code == 200, aborted.get_json()
+    assert aborted.get_json()["status"] == "aborted"
+    assert FinishedGames(store.client).queued(game_id) is None
+    assert archive_game(store, apps_client.application.extensions["t13"].config, game_id) is None
+    assert store.archives.load(game_id) is None
