@@ -136,6 +136,7 @@ class MyGames(MethodView):
 HISTORY_ERRORS = {
     401: "Missing, unknown, revoked or expired credential",
     403: "Not the credential this needs",
+    404: "Not in apps mode",
     422: "Invalid limit or cursor",
 }
 
@@ -172,7 +173,7 @@ class PlayerHistory(MethodView):
     @blp.response(200, schemas.HistoryOut)
     @document_errors(
         blp,
-        {**HISTORY_ERRORS, 404: "Not in apps mode"},
+        HISTORY_ERRORS,
         "INVALID_CREDENTIAL",
         "CREDENTIAL_NOT_ALLOWED",
         "VALIDATION_ERROR",
