@@ -15,6 +15,7 @@ from service.hosting.players import player_holder
 from service.store import GameStore
 from service.store import keys as store_keys
 from service.store.archives import FinishedGames
+from tests.api.conftest import make_app
 from tests.apps.conftest import AppKey, bearer, mint, two_player_game
 from tests.apps.test_apps_mode import QUICK, play_to_the_end
 
@@ -193,3 +194,10 @@ def test_an_aborted_game_is_not_queued_for_an_archive(
     assert FinishedGames(store.client).queued(game_id) is None
     assert archive_game(store, apps_client.application.extensions["t13"].config, game_id) is None
     assert store.archives.load(game_id) is None
+
+
+def test_histories_are_of_apps_mode_alone(redis_client: Any, redis_url: str) -> None:
+    client = make_app(redis_url).test_client()
+    for path in ("/v1/me/history", "/v1/players/u1/history"):
+        answer = client.get(path)
+        assert answer.status_code == 404 and answer.get_json()["code"] == "NOT_FOUND"
