@@ -92,7 +92,9 @@ WHEN: dict[str, str] = {
     "SEARCH_TOO_LARGE": "Hand and table too large to evaluate (no game's table reaches it)",
     "WEBHOOK_URL_REFUSED": "A webhook URL the service will not call: not https (unless "
     "`WEBHOOK_ALLOW_HTTP`), credentials, or a loopback, private or link-local address",
-    "WEBHOOK_NOT_FOUND": "The delivery log of a game created without a webhook",
+    "WEBHOOK_NOT_FOUND": "The delivery log of a game created without a webhook; a "
+    "redelivery for an app that has no webhook",
+    "DELIVERY_NOT_FOUND": "A redelivery of a delivery not among the app's last 200 attempts",
     "RATE_LIMITED": "Over a rate limit, or over a lobby limit of the client's address: "
     "seats held in listed games, listed games waiting for players (`Retry-After` given; "
     "docs/API.md, The lobby)",

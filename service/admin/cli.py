@@ -1,6 +1,6 @@
 """``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key|set-jwks|
-remove-jwks|limits``: the apps of ``AUTH_MODE=apps``, managed by the operator against
-the service's Redis.
+remove-jwks|limits|webhook``: the apps of ``AUTH_MODE=apps``, managed by the operator
+against the service's Redis.
 
 Reads the same environment as the server (``REDIS_URL``, ``REDIS_CLUSTER``,
 ``REDIS_SENTINELS``...: docs/CONFIGURATION.md).  A secret key is printed once, when
@@ -17,6 +17,8 @@ or configuration error.
     three-thirteen-admin apps set-jwks <app id> https://example.com/.well-known/jwks.json
     three-thirteen-admin apps remove-jwks <app id>
     three-thirteen-admin apps limits <app id> --creates-per-minute 100 --concurrent-games 500
+    three-thirteen-admin apps webhook <app id> --url https://... [--events ...]
+    three-thirteen-admin apps webhook <app id> --remove
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import jwt
 import orjson
 
 from service.config import Config
-from service.hosting import apps, jwks, jwt_keys
+from service.hosting import app_webhooks, apps, jwks, jwt_keys
 from service.store import StoreUnavailable, connect
 from service.store.app_registry import AppRegistry
 
@@ -87,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     set_jwks.add_argument("url", help="https:// (http:// only to 127.0.0.1 or localhost)")
     remove_jwks = app_commands.add_parser("remove-jwks", help="forget the app's JWKS URL")
     remove_jwks.add_argument("app_id")
+    _add_webhook_parser(app_commands)
     return parser
 
 
@@ -126,6 +129,56 @@ def _limits(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, 
         for name, most in shown.items()
     ]
     return {"id": app.id, "limits": shown}, [f"app {app.id} limits:", *lines]
+
+
+def _add_webhook_parser(app_commands: Any) -> None:
+    webhook = app_commands.add_parser(
+        "webhook",
+        help="tell the lifecycle of every game of the app to a URL (a new signing secret, "
+        "shown once), or --remove",
+    )
+    webhook.add_argument("app_id")
+    target = webhook.add_mutually_exclusive_group(required=True)
+    target.add_argument("--url", help="where deliveries are POSTed (https)")
+    target.add_argument("--remove", action="store_true", help="deliver nothing from now on")
+    webhook.add_argument(
+        "--events",
+        nargs="+",
+        choices=app_webhooks.EVENT_NAMES,
+        default=[],
+        metavar="EVENT",
+        help="the events to deliver (default: every one): " + ", ".join(app_webhooks.EVENT_NAMES),
+    )
+    webhook.add_argument(
+        "--turn-only-offline",
+        action="store_true",
+        help="tell a player's turn only when the player has no stream of the game open",
+    )
+
+
+def webhook_command(
+    registry: AppRegistry, args: argparse.Namespace
+) -> tuple[dict[str, Any], list[str]]:
+    """``apps webhook``: set or remove the app's webhook (docs/WEBHOOKS.md)."""
+    if args.remove:
+        app = app_webhooks.remove_webhook(registry, args.app_id)
+        return {"id": app.id, "webhook": None}, [f"app {app.id}: webhook removed"]
+    config = Config.from_env()
+    app, hook = app_webhooks.set_webhook(
+        registry,
+        args.app_id,
+        args.url,
+        args.events,
+        args.turn_only_offline,
+        allow_http=config.webhook_allow_http,
+        allow_loopback=config.webhook_allow_loopback,
+    )
+    shown = hook.shown()
+    return {"id": app.id, "webhook": {**shown, "secret": hook.secret}}, [
+        f"app {app.id}: lifecycle of its games delivered to {hook.url}",
+        f"events: {', '.join(hook.events)}; turns told: {hook.turn_only}",
+        f"signing secret (shown once; keep it on your receiver): {hook.secret}",
+    ]
 
 
 def _when(at: float | None) -> str:
@@ -173,6 +226,8 @@ def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any]
         ]
     if args.command == "limits":
         return _limits(registry, args)
+    if args.command == "webhook":
+        return webhook_command(registry, args)
     if args.command == "remove-key":
         app = apps.set_jwt_key(registry, args.app_id, args.kid, None)
         return {"id": app.id, "kid": args.kid}, [f"app {app.id}: JWT key {args.kid!r} removed"]

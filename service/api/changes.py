@@ -55,12 +55,15 @@ def change(
     operation: Callable[[int, GameRecord], ChangeOutcome],
     *,
     conditional: bool = False,
+    guard: Callable[[GameRecord], object] | None = None,
 ) -> Response:
     """A request's change of a game: ``operation(version, record)`` changes the
     record and says what to answer; saved by the write loop with the
     request's idempotency record.  An operation that changes nothing (no
     events) saves nothing: it is answered at the version it read.  With
-    ``conditional`` the request's ``If-Match`` is honoured (412 when stale)."""
+    ``conditional`` the request's ``If-Match`` is honoured (412 when stale), after
+    ``guard`` (who may change the game: a refused credential is answered 401, not
+    412)."""
     expected = if_match() if conditional else None
     idem = game_idempotency(game_id)
 
@@ -79,7 +82,7 @@ def change(
 
     try:
         (outcome, status, text, new_version), last = write_loop.optimistic_write(
-            store(), services().config, game_id, step, idem=idem, expected=expected
+            store(), services().config, game_id, step, idem=idem, expected=expected, guard=guard
         )
     except IdempotentReplay as first:
         assert idem is not None

@@ -17,7 +17,7 @@ from flask import Request, Response
 from werkzeug.datastructures import MIMEAccept
 
 from service.api import event_frames, handlers, streams
-from service.api.auth import NOT_SEATED, request_holder, unauthorized
+from service.api.auth import APP, NOT_SEATED, principal, unauthorized
 from service.api.blueprint import Blueprint
 from service.api.context import call, services, store
 from service.api.responses import json_response
@@ -121,12 +121,14 @@ def _events_page(
 
 def _proof(game_id: str, ticket: str | None) -> streams.Proof | None:
     """The seat a stream ticket or the bearer token proves, with the hash of the
-    token holding it (401 if it proves none), or None for a spectator."""
+    token holding it (401 if it proves none), or None for a spectator: no token, or
+    the game's app (the access check let no other app in)."""
     if ticket is not None:
         return _ticket_proof(game_id, ticket)
-    holder = request_holder()
-    if holder is None:
+    found = principal()
+    if found is None or found.kind == APP:  # the game's app (access checked it): a spectator
         return None
+    holder = found.holder
     seat = handlers.seat_held_by(game_id, holder)
     if seat is None:
         raise unauthorized(NOT_SEATED)

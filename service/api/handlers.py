@@ -155,7 +155,7 @@ def make_move(game_id: str) -> Response:
 
         return ChangeOutcome(events, seat=seat, committed=count)
 
-    return change(game_id, play, conditional=True)
+    return change(game_id, play, conditional=True, guard=require_seat)
 
 
 MOVE_MEMO_MAX_BODY = 200  # bytes; a move is far shorter unless it lists melds

@@ -36,6 +36,7 @@ from flask import Response
 
 from service.api import (
     app_routes,
+    app_webhook_routes,
     fairplay_routes,
     following,
     game_routes,
@@ -213,6 +214,15 @@ ROUTES: tuple[Route, ...] = (
         "/games" + GAME + "/players/<player_id:player_id>",
         app_routes.RemovePlayer,
         {"DELETE": Limited(Rate.JOIN, Per.TOKEN)},
+        access=Access.APP,
+    ),
+    Route(
+        app_webhook_routes.blp, "/deliveries", app_webhook_routes.AppDeliveries, access=Access.APP
+    ),
+    Route(
+        app_webhook_routes.blp,
+        "/deliveries/<delivery_id>/redeliver",
+        app_webhook_routes.Redeliver,
         access=Access.APP,
     ),
 )

@@ -107,7 +107,7 @@ def entry(public: dict[str, Any], doc: dict[str, Any], member: str) -> dict[str,
                 "seat": player["seat"],
                 "name": player["name"],
                 "bot": player["bot"],
-                "player_id": seat.get("player_id"),
+                "player_id": None if player["name"] is None else seat.get("player_id"),
             }
             for player, seat in zip(public["players"], doc["seats"], strict=True)
         ],
@@ -116,8 +116,8 @@ def entry(public: dict[str, Any], doc: dict[str, Any], member: str) -> dict[str,
 
 def app_view(record: GameRecord, version: int) -> dict[str, Any]:
     """The public view as the game's app sees it: each seat's ``player_id`` too
-    (the app's id of the player bound to it, or None)."""
+    (the app's id of the player bound to it, or None: not an app's player's, or open)."""
     out = game_views.view(record, version)
     for player, seat in zip(out["players"], record.seats, strict=True):
-        player["player_id"] = seat.player_id
+        player["player_id"] = None if seat.name is None else seat.player_id
     return out

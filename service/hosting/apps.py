@@ -96,6 +96,9 @@ class App:
     jwks_url: str | None = None
     """Where its backend publishes its JWKS, the other keys of its JWTs
     (:mod:`service.hosting.jwks`)."""
+    webhook: dict[str, Any] | None = None
+    """Where its games' lifecycle is told: ``{url, events, secret, turn_only_offline}``
+    (:mod:`service.hosting.app_webhooks`; None: nowhere)."""
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(
@@ -109,6 +112,7 @@ class App:
                 "jwt_keys": self.jwt_keys,
                 "limits": self.limits,
                 "jwks_url": self.jwks_url,
+                "webhook": self.webhook,
             }
         )
 
@@ -126,6 +130,7 @@ class App:
             doc.get("jwt_keys", []),
             doc.get("limits", {}),
             doc.get("jwks_url"),
+            doc.get("webhook"),
         )
 
     def accepts(self, key: str, now: float) -> bool:
@@ -153,6 +158,9 @@ class App:
             "jwt_keys": [{"kid": k["kid"], "alg": k["alg"]} for k in self.jwt_keys],
             "limits": {name: self.limits.get(name) for name in LIMITS},
             "jwks_url": self.jwks_url,
+            "webhook": None
+            if self.webhook is None
+            else {k: v for k, v in self.webhook.items() if k != "secret"},
         }
 
     def limit(self, name: str, config: Config) -> int:

@@ -166,7 +166,7 @@ def leave(record: GameRecord, seat: int, reason: str | None = None) -> list[Even
     info.token_hash = info.bot = None
     info.autopilot, info.missed_turns = False, 0
     if info.claimed_with is None:
-        info.name = info.player_id = None
+        info.name = None  # its player_id kept: see Seat.player_id
     else:  # a rematch seat stays its player's: not joinable
         info.reserved_for, info.claimed_with = info.claimed_with, None
     if not any(s.token_hash is not None or s.reserved_for is not None for s in record.seats):

@@ -141,9 +141,8 @@ def quick_join(
     hold = lobby_caps.Hold(store, config, address)
     hold.take_place()  # refused over the address's cap, before any seat is handed out
     try:
-        return _seat_at(
-            Seeker(store, config, idem, hold, location, app, holder, player_id), table, body
-        )
+        seeker = Seeker(store, config, idem, hold, location, app, holder, player_id)
+        return _seat_at(seeker, table, body)
     except NotDurable:  # the seat was taken (not confirmed yet): it counts
         raise
     except BaseException:
@@ -238,11 +237,8 @@ def _make(
     its seat taken, in the one write that saves the answer under the request's
     key (so a retry after a write made but not confirmed replays it); the
     others make it with every seat open, and join it."""
-    players = (
-        [{"name": body["name"], "holder": seeker.holder, "player_id": seeker.player_id}]
-        if ticket.new
-        else []
-    )
+    player = {"name": body["name"], "holder": seeker.holder, "player_id": seeker.player_id}
+    players = [player] if ticket.new else []
     record, tokens, events = seating.create_record(
         players,
         body["seats"],

@@ -63,7 +63,10 @@ class Seat:
     claimed_with: str | None = None
     resigned: bool = False
     player_id: str | None = None
-    """The app's id of the player the seat is bound to (apps mode), shown to the app only."""
+    """The app's id for the player whose seat it is (apps mode), shown to the app only
+    (its view and listing, its webhook: :mod:`service.hosting.app_deliveries`) while
+    the seat is taken; kept when the player leaves, so the app is told who left (a
+    seat taken again gets its new player's)."""
 
     @property
     def is_open(self) -> bool:

@@ -49,8 +49,9 @@ def take(
 ) -> str | None:
     """Give ``seat`` its holder: a new bearer token (returned, shown once), or the
     player ``holder`` (:func:`service.hosting.players.player_holder`) of the app's
-    id ``player_id``, who may hold one seat of a game only
-    (:class:`AlreadySeatedError`); no token then."""
+    ``player_id``, who may hold one seat of a game only (:class:`AlreadySeatedError`);
+    no token then."""
+    seat.player_id = None if holder is None else player_id
     if holder is None:
         return issue_token(seat)
     if record.seat_for_holder(holder) is not None:

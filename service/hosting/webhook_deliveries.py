@@ -16,41 +16,57 @@ import orjson
 from service.engine.game_events import Event
 from service.hosting.game_webhooks import HookEvent, delivery_id
 from service.hosting.record import GameRecord
+from service.store.script_args import Deliveries
 
 
-def deliveries(
-    record: GameRecord, events: Sequence[Event], now: float | None = None
-) -> tuple[bytes, list[tuple[int, bytes]]] | None:
-    """What a write of ``record`` with ``events`` sends to the game's webhook: the
-    deliveries' header (game, URL, secret, time in ms) and ``(index of the event,
-    body)`` for each event the webhook wants; None when there is none.  The store
-    adds the event's ``seq`` to each body."""
+def deliveries(record: GameRecord, events: Sequence[Event], now: float | None = None) -> Deliveries:
+    """What a write of ``record`` with ``events`` sends to the game's webhook: ``(header,
+    index of the event, body)`` for each event the webhook wants, the header the
+    game's, URL, secret and time in ms.  The store adds the event's ``seq`` to each body."""
     hook = record.webhook
     if hook is None:
-        return None
+        return []
     now = time.time() if now is None else now
+    header = orjson.dumps({"g": record.id, "u": hook.url, "k": hook.secret, "t": int(now * 1000)})
+    turns = turn_data(record, events)
+    out = []
+    for index, event in enumerate(events):
+        found = _hook_event(event, turns.get(index))
+        if found is not None and found[0] in hook.events:
+            kind, data = found
+            out.append((header, index, body(kind, record.id, data, now)))
+    return out
+
+
+def body(kind: str, game_id: str, data: dict[str, Any], now: float) -> bytes:
+    """A delivery's body, but its ``seq`` (which the store adds): a new delivery id."""
     stamp = datetime.fromtimestamp(now, UTC).isoformat(timespec="milliseconds")
+    return orjson.dumps(
+        {"id": delivery_id(), "type": kind, "timestamp": stamp, "game_id": game_id, "data": data}
+    )
+
+
+def turn_data(record: GameRecord, events: Sequence[Event]) -> dict[int, dict[str, Any]]:
+    """The index of each ``turn`` event of a human seat among ``events`` and what a
+    webhook is told of it: ``seat``, ``name``, ``round``, ``deadline`` (the record's
+    when it is the write's last turn; an earlier one was played in the same write).
+    A seat played by a bot (autopilot too) is not told: its turn is played at once."""
     last_turn = max((i for i, e in enumerate(events) if _turn_seat(e) is not None), default=-1)
     round_number = _round_before(record, events)
-    bodies = []
+    out = {}
     for index, event in enumerate(events):
         if event.type == "round_started":
             round_number = int(event.data["round"])
-        found = _hook_event(record, event, round_number, index == last_turn)
-        if found is not None and found[0] in hook.events:
-            kind, data = found
-            body = {
-                "id": delivery_id(),
-                "type": kind,
-                "timestamp": stamp,
-                "game_id": record.id,
-                "data": data,
-            }
-            bodies.append((index, orjson.dumps(body)))
-    if not bodies:
-        return None
-    header = orjson.dumps({"g": record.id, "u": hook.url, "k": hook.secret, "t": int(now * 1000)})
-    return header, bodies
+        seat = _turn_seat(event)
+        if seat is None or record.seats[seat].bot is not None:
+            continue
+        out[index] = {
+            "seat": seat,
+            "name": record.seats[seat].name,
+            "round": round_number,
+            "deadline": record.deadline if index == last_turn else None,
+        }
+    return out
 
 
 def _round_before(record: GameRecord, events: Sequence[Event]) -> int | None:
@@ -64,30 +80,18 @@ def _round_before(record: GameRecord, events: Sequence[Event]) -> int | None:
 
 
 def _turn_seat(event: Event) -> int | None:
-    if event.type == "turn":
+    if event.type == "turn" and event.is_public:
         return int(event.data["seat"])
     return None
 
 
-def _hook_event(
-    record: GameRecord, event: Event, round_number: int | None, last_turn: bool
-) -> tuple[str, dict[str, Any]] | None:
-    """The webhook event of an engine event, if it makes one.  A turn is told for a
-    human seat only; its deadline is the record's when it is the write's last turn
-    (an earlier one was played in the same write)."""
+def _hook_event(event: Event, turn: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:
+    """The webhook event of an engine event, if it makes one (``turn``: what
+    :func:`turn_data` tells of it, None for a turn not told)."""
     if not event.is_public:
         return None
-    seat = _turn_seat(event)
-    if seat is not None:
-        player = record.seats[seat]
-        if player.bot is not None:
-            return None
-        return HookEvent.TURN, {
-            "seat": seat,
-            "name": player.name,
-            "round": round_number,
-            "deadline": record.deadline if last_turn else None,
-        }
+    if turn is not None:
+        return HookEvent.TURN, turn
     if event.type == "player_joined":
         return HookEvent.SEAT_JOINED, dict(event.data)
     if event.type == "game_started":

@@ -4,7 +4,8 @@ A write is one read of the game (with the request's idempotency record, if it
 sent a key, in the same round trip) and one atomic conditional store write
 (:meth:`GameStore.commit`) of the new document, its events, what is saved
 beside it (:mod:`service.hosting.snapshots`) and the deliveries to the game's
-webhook (:mod:`service.hosting.game_webhooks`).  A write that loses a race is
+webhook (:mod:`service.hosting.game_webhooks`) and its app's
+(:mod:`service.hosting.app_webhooks`).  A write that loses a race is
 tried again on the fresh state, unless the caller named the version it expects
 (``If-Match``, a version with the game's last event then): then it is refused
 (:class:`VersionMismatchError`, or :class:`HistoryDivergedError` when that event
@@ -28,7 +29,14 @@ import orjson
 
 from service.config import Config
 from service.engine.game_events import Event
-from service.hosting import app_games, app_listing, lobby_listing, webhook_deliveries
+from service.hosting import (
+    app_deliveries,
+    app_games,
+    app_listing,
+    lobby_listing,
+    webhook_deliveries,
+)
+from service.hosting.app_webhooks import hook_for_game
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
     ChangingTooFastError,
@@ -40,7 +48,7 @@ from service.hosting.snapshots import events_payload, snapshot
 from service.store import GameNotFound, GameStore, IdempotentReplay, VersionConflict
 from service.store.game_reads import Written
 from service.store.history import Position
-from service.store.script_args import IdempotencyRecord
+from service.store.script_args import Deliveries, IdempotencyRecord
 
 MAX_ATTEMPTS = 4
 """Tries of one write before it is refused as changing too fast (a game changing
@@ -77,12 +85,15 @@ def optimistic_write(
     *,
     idem: Idempotency | None = None,
     expected: Precondition | None = None,
+    guard: Callable[[GameRecord], object] | None = None,
 ) -> tuple[T, Position]:
     """Load the game, run ``step`` and save what it changed if the game is still
     at the version it read; else start over.
     Returns what ``step`` gave, and the game's last event after the write (or as
     read, when ``step`` saved nothing): what the version's ETag names.
 
+    ``guard`` checks the record as read before anything else (who may change it: a
+    refusal there is answered before a stale ``If-Match``).
     ``expected`` is the state the caller expects (``If-Match``):
     :class:`HistoryDivergedError` when the event it names is not in the game's
     history, :class:`VersionMismatchError` when the game is at another version.  Raises
@@ -91,6 +102,8 @@ def optimistic_write(
     ``idem``'s key was used already (found on reading, or refused on writing)."""
     for _attempt in range(MAX_ATTEMPTS):
         version, record, last = _load(store, game_id, idem)
+        if guard is not None:
+            guard(record)
         if expected is not None:
             _check(store, game_id, expected, version, last)
         write, result = step(version, record)
@@ -164,7 +177,7 @@ def _commit(
         record.to_bytes(),
         events_payload(write.events),
         idempotency=write.idempotency,
-        deliveries=webhook_deliveries.deliveries(record, write.events),
+        deliveries=_deliveries(store, record, write.events),
         finished_ms=finishing(record),
         **write.saved,
     )
@@ -180,6 +193,20 @@ def finishing(record: GameRecord) -> int | None:
     if record.status == "finished" and record.loaded_status != "finished":
         return int(time.time() * 1000)
     return None
+
+
+def _deliveries(store: GameStore, record: GameRecord, events: list[Event]) -> Deliveries:
+    """What a write sends to the game's webhook and to its app's, if they have one."""
+    out = webhook_deliveries.deliveries(record, events)
+    found = hook_for_game(store.apps, record.id)
+    if found is not None:
+        app_id, hook = found
+
+        def live(seat: int) -> bool:
+            return store.live_streams(record.id, seat) > 0
+
+        out += app_deliveries.deliveries(record, events, app_id, hook, live)
+    return out
 
 
 def current(store: GameStore, config: Config, game_id: str) -> tuple[int, GameRecord, Position]:
@@ -208,7 +235,7 @@ def create_game(
         record.to_bytes(),
         events_payload(events),
         idempotency=idempotency,
-        deliveries=webhook_deliveries.deliveries(record, events),
+        deliveries=_deliveries(store, record, events),
         **snapshot(record, 1),
     )
     app_listing.note(store, record)

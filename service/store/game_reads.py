@@ -6,6 +6,7 @@ Each is one round trip (:meth:`GameReads._fetch`, given by the store).  The layo
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from service.store import keys
@@ -221,3 +222,12 @@ class GameReads:
             if last <= after:
                 return out
             after = last
+
+    def live_streams(self, game_id: str, seat: int) -> int:
+        """How many streams (and waiting long polls) hold a live lease on ``seat`` of
+        ``game_id`` now (:mod:`service.store.stream_leases`; 0 too when streams are
+        not capped per seat, which takes no lease on a seat)."""
+        now_ms = int(time.time() * 1000)
+        with translate_errors():
+            [count] = self._fetch(("ZCOUNT", keys.seat_streams_key(game_id, seat), now_ms, "+inf"))
+        return int(count)

@@ -46,6 +46,7 @@ from redis.commands.core import Script
 
 from service.config import Config
 from service.store import budget, keys
+from service.store.app_hook_log import AppHookLog
 from service.store.app_registry import AppRegistry
 from service.store.archives import Archives
 from service.store.durability import Command, Durability, check_support, send_durably
@@ -134,6 +135,8 @@ class GameStore(GameReads, TicketStore):
         """The live games of each app (:mod:`service.store.live_games`)."""
         self.archives = Archives(lambda: self.client)
         """Finished games' archives and players' histories (:mod:`service.store.archives`)."""
+        self.app_hooks = AppHookLog(lambda: self.client, self.game_ttl_seconds)
+        """The delivery logs of apps' webhooks (:mod:`service.store.app_hook_log`)."""
         if client is not None:
             self._bind(client)
 

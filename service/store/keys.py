@@ -341,3 +341,13 @@ def player_key(tag: str, part: str = "") -> str:
     """
     base = f"{PREFIX}:player:{{{tag}}}"
     return f"{base}:{part}" if part else base
+
+
+def app_hook_log_key(app_id: str) -> str:
+    """List: the attempts of the deliveries to an app's webhook (JSON each, oldest
+    first), in the app's slot (:mod:`service.store.app_hook_log`).
+
+    >>> app_hook_log_key("a1b2c3d4e5")
+    't13:app:{a1b2c3d4e5}:hooks-log'
+    """
+    return f"{app_key(app_id)}:{HOOK_LOG}"

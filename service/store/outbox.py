@@ -73,9 +73,10 @@ SETTLE_SCRIPT = (
 -- Settle one attempt of a delivery: acknowledge and delete its entry (and the stream,
 -- group and consumers with it once it is empty: nothing is pending then, and the next
 -- write makes them anew), schedule the next attempt if there is one, and log the
--- attempt in the game's delivery log.
+-- attempt in the game's delivery log (an app's delivery is logged by the worker, in
+-- the app's log: another slot).
 -- KEYS[1] the outbox stream, KEYS[2] its sorted set of later attempts, KEYS[3] the
--- game's delivery log
+-- game's delivery log (none for an app's delivery)
 -- ARGV[1] the entry's id, ARGV[2] the log line, ARGV[3] the most lines kept,
 -- ARGV[4] the log's TTL (s), ARGV[5] the next attempt's time (ms; "" = none),
 -- ARGV[6] (with ARGV[5]) the next attempt, JSON {h, a, b}
@@ -87,9 +88,11 @@ if redis.call('XACK', KEYS[1], '"""
 redis.call('XDEL', KEYS[1], ARGV[1])
 if redis.call('XLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[1]) end
 if ARGV[5] ~= '' then redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6]) end
-redis.call('RPUSH', KEYS[3], ARGV[2])
-redis.call('LTRIM', KEYS[3], -tonumber(ARGV[3]), -1)
-redis.call('EXPIRE', KEYS[3], ARGV[4])
+if KEYS[3] then
+  redis.call('RPUSH', KEYS[3], ARGV[2])
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[3]), -1)
+  redis.call('EXPIRE', KEYS[3], ARGV[4])
+end
 return 1
 """
 )
@@ -122,7 +125,8 @@ class Delivery:
     slot: int
     entry_id: bytes
     header: bytes
-    """JSON: ``g`` game id, ``u`` URL, ``k`` signing secret, ``t`` the write's time (ms)."""
+    """JSON: ``g`` game id, ``u`` URL, ``k`` signing secret, ``t`` the write's time (ms);
+    ``a`` the app, for a delivery to an app's webhook."""
     body: bytes
     attempts: int
     """Attempts made before this one."""
@@ -130,6 +134,12 @@ class Delivery:
     @property
     def game_id(self) -> str:
         return str(orjson.loads(self.header)["g"])
+
+    @property
+    def app_id(self) -> str | None:
+        """The app whose webhook it is for (None: the game's own webhook)."""
+        app = orjson.loads(self.header).get("a")
+        return None if app is None else str(app)
 
 
 class Outbox:
@@ -218,9 +228,10 @@ class Outbox:
             retry = [retry_at_ms, orjson.dumps(member)]
         stream = keys.outbox_key(delivery.slot, keys.OUTBOX)
         later = keys.outbox_key(delivery.slot, keys.OUTBOX_LATER)
+        logged = [] if delivery.app_id is not None else [keys.key(delivery.game_id, keys.HOOK_LOG)]
         with translate_errors():
             done = self._settle(
-                keys=[stream, later, keys.key(delivery.game_id, keys.HOOK_LOG)],
+                keys=[stream, later, *logged],
                 args=[delivery.entry_id, orjson.dumps(line), LOG_ENTRIES, self._log_ttl, *retry],
             )
         return bool(done)
@@ -232,6 +243,36 @@ class Outbox:
             pubsub = self._client.pubsub()
             pubsub.subscribe(keys.OUTBOX_HINT)
         return pubsub
+
+
+QUEUE_SCRIPT = (
+    """
+-- Queue one delivery in an outbox (a delivery sent again on request) and wake the
+-- workers.
+-- KEYS[1] the outbox stream; ARGV[1] its slot, ARGV[2] the header, ARGV[3] the body
+-- Returns 1.
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('XGROUP', 'CREATE', KEYS[1], '"""
+    + keys.OUTBOX_GROUP
+    + """', '0', 'MKSTREAM')
+end
+redis.call('XADD', KEYS[1], '*', 'h', ARGV[2], 'a', 0, 'b', ARGV[3])
+redis.call('PUBLISH', '"""
+    + keys.OUTBOX_HINT
+    + """', ARGV[1])
+return 1
+"""
+)
+
+
+def queue(client: RedisClient, game_id: str, header: bytes, body: bytes) -> None:
+    """Queue a delivery of ``game_id`` (``header`` and ``body`` as a write queues them,
+    the body with its ``seq``) in the outbox of the game's slot, due now."""
+    slot = keys.slot_of(game_id)
+    with translate_errors():
+        client.register_script(QUEUE_SCRIPT)(
+            keys=[keys.outbox_key(slot, keys.OUTBOX)], args=[slot, header, body]
+        )
 
 
 def read_log(client: RedisClient, game_id: str) -> list[dict[str, Any]]:

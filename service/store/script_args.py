@@ -15,10 +15,11 @@ StoredEvent = bytes | tuple[bytes, int | None]
 IdempotencyRecord = tuple[str, bytes, bytes]
 """The idempotency record a write saves: ``(key hash, request fingerprint, answer)``."""
 
-Deliveries = tuple[bytes, list[tuple[int, bytes]]]
-"""The webhook deliveries a write queues (:mod:`service.store.outbox`): their header
-(JSON: game, URL, secret, time) and ``(index of the event among the write's, body)``
-each, the body a JSON object to which the script adds the event's ``seq``."""
+Deliveries = list[tuple[bytes, int, bytes]]
+"""The webhook deliveries a write queues (:mod:`service.store.outbox`): ``(header,
+index of the event among the write's, body)`` each -- the header JSON (game, URL,
+secret, time; the app for an app's webhook), the body a JSON object to which the
+script adds the event's ``seq``."""
 
 
 def deadline_arg(deadline: float | None) -> str:
@@ -92,11 +93,10 @@ def script_input(
         key_list += [keys.key(game_id, keys.IDEM), keys.key(game_id, keys.IDEM_ORDER)]
         args += [fingerprint, response, idempotency_ttl, key_hash, *extra]
     if deliveries:
-        header, bodies = deliveries
         key_list.append(keys.outbox_key(slot, keys.OUTBOX))
-        args += [slot, header]
-        for index, body in bodies:
-            args += [index, body]
-    args.append(len(deliveries[1]) if deliveries else 0)
+        args.append(slot)
+        for header, index, body in deliveries:
+            args += [index, header, body]
+    args.append(len(deliveries) if deliveries else 0)
     args.append("" if finished_ms is None else int(finished_ms))
     return key_list, args

@@ -16,9 +16,12 @@ from service.store.keys import ARCHIVE_HINT, BOT_HINT, OUTBOX_GROUP, OUTBOX_HINT
 # the epoch of the server (service.store.history).  Expects locals `seq` (last seq),
 # `n` (number of events), `first` (ARGV index of the first event's seat: seat, event,
 # digest triples follow), `deadline`, `tag` (the last event's tag, "" = none) and
-# `epoch`; leaves `seq` and `tag` updated.  The webhook deliveries end ARGV: the slot,
-# the header, (index, body) pairs, their number m; then one last argument (when the
-# write finishes the game, see _QUEUE_FINISHED).
+# `epoch`; leaves `seq` and `tag` updated.  Then queues the write's webhook deliveries
+# in the outbox of its slot (the last of KEYS, when there are any): ARGV ends with the
+# slot, then an (index of the event among the write's, header, body) triple per
+# delivery, then their number m (0: none, and no outbox key), then one last argument
+# (when the write finishes the game, see _QUEUE_FINISHED); each body gets its event's
+# seq, and the slot is published on keys.OUTBOX_HINT.
 _APPEND_EVENTS = (
     """
 local lines = {}
@@ -37,20 +40,20 @@ if n > 0 then
 end
 local m = tonumber(ARGV[#ARGV - 1])
 if m > 0 then
-  local outbox, at = KEYS[#KEYS], #ARGV - 1 - 2 * m
+  local outbox, at = KEYS[#KEYS], #ARGV - 1 - 3 * m
   if redis.call('EXISTS', outbox) == 0 then
     redis.call('XGROUP', 'CREATE', outbox, '"""
     + OUTBOX_GROUP
     + """', '0', 'MKSTREAM')
   end
   for j = 0, m - 1 do
-    local event_seq = seq - n + 1 + tonumber(ARGV[at + 2 * j])
-    redis.call('XADD', outbox, '*', 'h', ARGV[at - 1], 'a', 0, 'b',
-               '{"seq":' .. event_seq .. ',' .. string.sub(ARGV[at + 2 * j + 1], 2))
+    local event_seq = seq - n + 1 + tonumber(ARGV[at + 3 * j])
+    redis.call('XADD', outbox, '*', 'h', ARGV[at + 3 * j + 1], 'a', 0, 'b',
+               '{"seq":' .. event_seq .. ',' .. string.sub(ARGV[at + 3 * j + 2], 2))
   end
   redis.call('PUBLISH', '"""
     + OUTBOX_HINT
-    + """', ARGV[at - 2])
+    + """', ARGV[at - 1])
 end
 """
 )

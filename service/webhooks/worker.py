@@ -39,6 +39,9 @@ Slow receivers:
   under way ends by its deadline, so a stop takes at most ``WEBHOOK_TIMEOUT_SECONDS``
   and a second or two.
 
+An app's webhook's delivery (:mod:`service.hosting.app_webhooks`) is sent the same
+way; its attempt is logged in the app's log just after it is settled (another slot).
+
 A refused address (:mod:`~service.webhooks.guard`) is final for its delivery: logged
 ``failed`` with the reason, never retried.
 
@@ -63,6 +66,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from service.config import Config
+from service.store.app_hook_log import AppHookLog
 from service.store.outbox import Delivery, Outbox
 from service.store.redis_client import RedisClient
 from service.webhooks import signing
@@ -117,6 +121,7 @@ class DeliveryWorker(SlotWorker):
             sweep_seconds=config.webhook_sweep_seconds,
         )
         self._outbox = Outbox(client, log_ttl_seconds=config.game_ttl_seconds)
+        self._app_log = AppHookLog(lambda: client, config.game_ttl_seconds)
         self._config = config
         self._sender = sender or Sender(
             timeout=config.webhook_timeout_seconds,
@@ -271,6 +276,11 @@ class DeliveryWorker(SlotWorker):
         settled = self._outbox.settle(
             delivery, line, None if retry_at is None else int(retry_at * 1000)
         )
+        app_id = header.get("a")
+        if settled and app_id is not None:  # in the app's slot: after the settling
+            self._app_log.append(
+                app_id, {**line, "game_id": header["g"], "body": delivery.body.decode()}
+            )
         if settled and retry_at is not None:
             with self._changed:
                 self._set_timer(delivery.slot, int(retry_at * 1000))

@@ -81,6 +81,22 @@ def test_stale_if_match_is_412_and_changes_nothing(new_game):
     assert fresh.get_json()["version"] == version + 1
 
 
+def test_a_token_holding_no_seat_is_401_before_a_stale_if_match(new_game):
+    """Who may move is answered before whether the version is current: a stranger
+    learns nothing of the game's version from a 412."""
+    game = new_game()
+    public = game.public()
+    version = public["version"]
+    answer = game.client.post(
+        f"/v1/games/{game.id}/moves",
+        json={"type": "draw", "source": "stock"},
+        headers={"Authorization": "Bearer " + "x" * 43, "If-Match": f'"{version - 1}"'},
+    )
+    assert answer.status_code == 401, answer.get_json()
+    assert answer.get_json()["code"] == "UNAUTHORIZED"
+    assert game.public()["version"] == version
+
+
 def test_idempotency_key_replays_and_rejects_other_bodies(new_game):
     game = new_game()
     public = game.public()

@@ -82,3 +82,47 @@ def test_limits_set_shown_and_reset(admin, store, capsys):
     assert "concurrent_games: no limit" in capsys.readouterr().out
     assert main(["apps", "list"]) == 0
     assert "key(s)  concurrent_games=0" in capsys.readouterr().out  # the limits set
+
+
+def test_an_apps_webhook_set_listed_without_its_secret_and_removed(
+    admin, store, monkeypatch, capsys
+):
+    made = admin("apps", "create", "My game")
+    set_ = admin("apps", "webhook", made["id"], "--url", "https://hooks.example.com/t13")
+    secret = set_["webhook"]["secret"]
+    assert secret.startswith("whsec_") and set_["webhook"]["turn_only"] == "always"
+    assert "turn" in set_["webhook"]["events"] and "game_aborted" in set_["webhook"]["events"]
+    listed = admin("apps", "list")["apps"][0]
+    assert listed["webhook"]["url"] == "https://hooks.example.com/t13"
+    assert secret not in orjson.dumps(listed).decode()
+    again = admin(
+        "apps",
+        "webhook",
+        made["id"],
+        "--url",
+        "https://hooks.example.com/t13",
+        "--events",
+        "turn",
+        "--turn-only-offline",
+    )
+    assert again["webhook"]["events"] == ["turn"] and again["webhook"]["secret"] != secret
+    assert admin("apps", "webhook", made["id"], "--remove") == {"id": made["id"], "webhook": None}
+    assert apps.load(store.apps, made["id"]).webhook is None
+    assert main(["apps", "webhook", made["id"], "--remove"]) == 1
+    assert "no webhook" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://hooks.example.com/t13",  # not https (WEBHOOK_ALLOW_HTTP off)
+        "https://127.0.0.1/t13",  # loopback (WEBHOOK_ALLOW_LOOPBACK off)
+        "https://10.1.2.3/t13",
+        "https://user:pw@hooks.example.com/",
+    ],
+)
+def test_an_apps_webhook_url_is_refused_as_a_games_is(admin, store, capsys, url):
+    made = admin("apps", "create", "My game")
+    assert main(["apps", "webhook", made["id"], "--url", url]) == 1
+    assert "webhook URL refused" in capsys.readouterr().err
+    assert apps.load(store.apps, made["id"]).webhook is None

@@ -106,6 +106,23 @@ def test_only_the_app_reads_which_player_holds_which_seat(apps_client, new_app):
     assert apps_client.get(f"/v1/games/{game}", headers=other.auth).status_code == 404
 
 
+def test_an_app_reads_its_games_events_as_a_spectator(apps_client, new_app):
+    """The app's key reads a game's event log as a spectator does: the public events,
+    never a seat's hand; another app's key is 404."""
+    app, other = new_app("cards"), new_app("other")
+    game = two_player_game(apps_client, app)["id"]
+    assert apps_client.get(f"/v1/games/{game}/events").status_code == 401  # no credential
+    seen = apps_client.get(f"/v1/games/{game}/events", headers=app.auth)
+    assert seen.status_code == 200, seen.get_json()
+    events = seen.get_json()["events"]
+    assert {"game_created", "game_started", "round_started"} <= {e["type"] for e in events}
+    assert not [e for e in events if "hand" in e]  # no seat's private events
+    ann = mint(apps_client, app, "u1", "ann")
+    mine = apps_client.get(f"/v1/games/{game}/events", headers=bearer(ann)).get_json()["events"]
+    assert any(e["type"] == "dealt" and "hand" in e for e in mine)  # a seat sees its own hand
+    assert apps_client.get(f"/v1/games/{game}/events", headers=other.auth).status_code == 404
+
+
 def test_an_app_aborts_a_game_a_follower_sees_it_end_and_moves_are_refused(apps_client, new_app):
     app, other = new_app("cards"), new_app("other")
     game = two_player_game(apps_client, app)["id"]
