@@ -102,6 +102,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar(
         "GAME_TTL_SECONDS", "604800", "A game is deleted after this long without a change (7 days)."
     ),
+    EnvVar(
+        "ARCHIVE_TTL_SECONDS",
+        "31536000",
+        "A finished game's archive (its replay, results and players, compressed) and its "
+        "entries in its players' histories are kept this long after it finished (365 days), "
+        "whatever `GAME_TTL_SECONDS` does to the live game.",
+    ),
     EnvVar("IDEMPOTENCY_TTL_SECONDS", "86400", "How long an `Idempotency-Key` is remembered."),
     EnvVar("LONG_POLL_MAX_SECONDS", "30", "Upper bound of `wait` on the events endpoint."),
     EnvVar(
@@ -494,6 +501,7 @@ class Config:
     redis_max_connections: int = 4
     allow_seeded_games: bool = False
     game_ttl_seconds: int = 604800
+    archive_ttl_seconds: int = 31536000
     idempotency_ttl_seconds: int = 86400
     long_poll_max_seconds: int = 30
     sse_heartbeat_seconds: float = 15.0
@@ -624,6 +632,7 @@ class Config:
             redis_max_connections=env.integer("REDIS_MAX_CONNECTIONS", minimum=1, maximum=1000),
             allow_seeded_games=env.boolean("ALLOW_SEEDED_GAMES"),
             game_ttl_seconds=env.integer("GAME_TTL_SECONDS", minimum=60),
+            archive_ttl_seconds=env.integer("ARCHIVE_TTL_SECONDS", minimum=60),
             idempotency_ttl_seconds=env.integer("IDEMPOTENCY_TTL_SECONDS", minimum=1),
             long_poll_max_seconds=env.integer("LONG_POLL_MAX_SECONDS", minimum=0, maximum=300),
             sse_heartbeat_seconds=env.seconds("SSE_HEARTBEAT_SECONDS", minimum=0.05, maximum=300),

@@ -16,10 +16,11 @@ from service.api.context import config, store
 from service.api.responses import json_response
 from service.api.schemas import inputs, outputs, views
 from service.api.schemas.headers import headers, parameters
-from service.hosting import fair_play
+from service.hosting import archiving, fair_play
 from service.hosting.record import GameRecord
 from service.hosting.seating import claim_reserved
 from service.hosting.timers import set_autopilot
+from service.store import GameNotFound
 
 blp = Blueprint(
     "fairplay", __name__, url_prefix="/v1/games", description="Autopilot, rematches, replays"
@@ -135,7 +136,16 @@ class Replay(MethodView):
         """Replay of a finished game
 
         The revealed seed, every deal and every action: re-simulate it with
-        `three-thirteen-verify` to check the deals were fixed at creation.
+        `three-thirteen-verify` to check the deals were fixed at creation. Once the
+        game itself expires, its replay is served from its archive, kept
+        `ARCHIVE_TTL_SECONDS` after it finished (in apps mode, to its app and the
+        app's players: a seat's token is the expired game's).
         """
-        _version, record, _last = current(game_id)
+        try:
+            _version, record, _last = current(game_id)
+        except GameNotFound:
+            archived = archiving.archived_replay(store(), game_id)
+            if archived is None:
+                raise
+            return json_response(orjson.Fragment(archived))
         return json_response(orjson.Fragment(fair_play.replay_text(store(), record)))

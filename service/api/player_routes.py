@@ -1,5 +1,6 @@
 """Players over HTTP (``AUTH_MODE=apps``): an app's backend mints and revokes its
-players' tokens and bars players; a player lists its games.  Who may call each is
+players' tokens and bars players, and lists a player's finished games; a player lists its
+games and its finished games.  Who may call each is
 the route table's (:mod:`service.api.access`); in open mode they answer 404."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from typing import Any
 
 from flask import Response
 from flask.views import MethodView
+from marshmallow import RAISE
 
 from service.api.auth import principal
 from service.api.blueprint import Blueprint, document_errors
@@ -15,7 +17,7 @@ from service.api.context import call, store
 from service.api.problems import ApiError
 from service.api.responses import json_response
 from service.api.schemas import player_schemas as schemas
-from service.hosting import player_games, players
+from service.hosting import archiving, player_games, players
 
 blp = Blueprint(
     "players",
@@ -129,3 +131,58 @@ class MyGames(MethodView):
         if player_id is None:
             raise ApiError("CREDENTIAL_NOT_ALLOWED", "this needs a player's token")
         return json_response({"games": player_games.my_games(store(), app, player_id)})
+
+
+HISTORY_ERRORS = {
+    401: "Missing, unknown, revoked or expired credential",
+    403: "Not the credential this needs",
+    404: "Not in apps mode",
+    422: "Invalid limit or cursor",
+}
+
+
+def _history(app: str, player_id: str, query: dict[str, Any]) -> Response:
+    games, cursor = archiving.history(store(), app, player_id, query["limit"], query.get("cursor"))
+    return json_response({"games": games, "next": cursor})
+
+
+class MyHistory(MethodView):
+    @blp.doc(operationId="listMyHistory")
+    @blp.arguments(schemas.HistoryQuery(), location="query", unknown=RAISE)
+    @blp.response(200, schemas.HistoryOut)
+    @document_errors(
+        blp, HISTORY_ERRORS, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED", "VALIDATION_ERROR"
+    )
+    def get(self, query: dict[str, Any]) -> Response:
+        """The player's finished games
+
+        The games the player finished, the latest first, paged: each with the
+        player's seat, the seats' names, the totals and winners. Kept
+        `ARCHIVE_TTL_SECONDS` after the game finished, long after the game itself
+        expires (its replay too). Needs the player's token.
+        """
+        app, player_id = _apps_mode()
+        if player_id is None:
+            raise ApiError("CREDENTIAL_NOT_ALLOWED", "this needs a player's token")
+        return _history(app, player_id, query)
+
+
+class PlayerHistory(MethodView):
+    @blp.doc(operationId="listPlayerHistory")
+    @blp.arguments(schemas.HistoryQuery(), location="query", unknown=RAISE)
+    @blp.response(200, schemas.HistoryOut)
+    @document_errors(
+        blp,
+        HISTORY_ERRORS,
+        "INVALID_CREDENTIAL",
+        "CREDENTIAL_NOT_ALLOWED",
+        "VALIDATION_ERROR",
+    )
+    def get(self, query: dict[str, Any], player_id: str) -> Response:
+        """A player's finished games
+
+        The finished games of the app's player `player_id`, as the player sees them
+        (`GET /v1/me/history`). Needs the app's secret key.
+        """
+        app, _player = _apps_mode()
+        return _history(app, player_id, query)

@@ -198,7 +198,9 @@ ROUTES: tuple[Route, ...] = (
         access=Access.APP,
     ),
     Route(player_routes.blp, PLAYER + "/bar", player_routes.PlayerBar, access=Access.APP),
+    Route(player_routes.blp, PLAYER + "/history", player_routes.PlayerHistory, access=Access.APP),
     Route(player_routes.blp, "/me/games", player_routes.MyGames, access=Access.PLAYER),
+    Route(player_routes.blp, "/me/history", player_routes.MyHistory, access=Access.PLAYER),
     Route(
         app_routes.blp,
         "/app/games",

@@ -7,7 +7,8 @@ Run as many as the bots' CPU needs (bots are CPU work: scale by processes); they
 share the work through the due games' claims.  SIGTERM or SIGINT: no new games are
 claimed, the plays under way finish (a stretch of bot moves takes under a second),
 and the worker exits; a worker killed outright leaves its claims, which other workers
-take over after ``BOT_CLAIM_SECONDS``.
+take over after ``BOT_CLAIM_SECONDS``.  Beside the bot worker, the archiver of finished
+games (:mod:`service.botplay.archiver`) runs in the same process.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import dataclasses
 import logging
 import sys
 
+from service.botplay import archiver
 from service.botplay.worker import BotWorker
 from service.bots import expert
 from service.engine import byte_cache
@@ -31,8 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     if config is None:
         return 2
     bot_turns.configure(config)
-    # a connection for each playing thread, one for the hints, one for the sweeps
-    config = dataclasses.replace(config, redis_max_connections=config.bot_concurrency + 2)
+    # a connection for each playing and archiving thread, and for each worker's hints
+    # and sweeps (the archiver's beside the bot worker's)
+    connections = config.bot_concurrency + archiver.CONCURRENCY + 4
+    config = dataclasses.replace(config, redis_max_connections=connections)
     worker = BotWorker(GameStore.from_config(config), config)
     started = (
         f" (solver {config.solver}, expert samples {expert.samples()},"

@@ -27,16 +27,19 @@ due before it.  So every game gets its turn, and none holds a thread for long.
 A claim is a lease of ``BOT_CLAIM_SECONDS``: a worker that dies leaves its games due
 again when it ends, and another worker takes them over.  A claim that wrote nothing is
 given back; a play that failed keeps its claim until the lease ends (a retry then,
-not a busy loop).  SIGTERM (:meth:`BotWorker.request_stop`): no new claims, the plays
-under way finish (a stretch takes under a second), and the worker exits.
+not a busy loop).  The worker runs the archiver of finished games beside it
+(:mod:`service.botplay.archiver`), started and stopped with it.  SIGTERM
+(:meth:`BotWorker.request_stop`): no new claims, the plays under way finish (a stretch
+takes under a second), and the worker exits.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, Self
 
+from service.botplay.archiver import ArchiveWorker
 from service.botplay.bot_metrics import BotMetrics
 from service.config import Config
 from service.hosting.due_turns import Played, play_due
@@ -67,6 +70,27 @@ class BotWorker(SlotWorker):
         self.plays = 0
         """Claims played (written or not), for tests and logs."""
         self.metrics = BotMetrics()
+        self.archiver = ArchiveWorker(store, config, sweeps=sweeps)
+        """The archiver of the finished games, started and stopped with this worker
+        (:mod:`service.botplay.archiver`)."""
+
+    # -- running, with the archiver beside ---------------------------------------------
+
+    def start(self) -> Self:
+        self.archiver.start()
+        return super().start()
+
+    def run(self) -> None:
+        self.archiver.start()
+        super().run()
+
+    def request_stop(self) -> None:
+        self.archiver.request_stop()
+        super().request_stop()
+
+    def stop(self, wait: bool = True) -> None:
+        super().stop(wait)
+        self.archiver.stop(wait)
 
     # -- finding work ------------------------------------------------------------------
 

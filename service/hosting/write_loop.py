@@ -20,6 +20,7 @@ committed by a request, a worker, a command or a test alike.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -177,11 +178,21 @@ def _commit(
         events_payload(write.events),
         idempotency=write.idempotency,
         deliveries=_deliveries(store, record, write.events),
+        finished_ms=finishing(record),
         **write.saved,
     )
     lobby_listing.committed(store, config, record)
     app_games.ended(store, record)
     return written
+
+
+def finishing(record: GameRecord) -> int | None:
+    """When (Unix ms, now) the write of ``record`` finishes its game -- it was read
+    not finished and is finished now -- else None: the write then queues the game for
+    its archive (:mod:`service.hosting.archiving`), in its own script."""
+    if record.status == "finished" and record.loaded_status != "finished":
+        return int(time.time() * 1000)
+    return None
 
 
 def _deliveries(store: GameStore, record: GameRecord, events: list[Event]) -> Deliveries:

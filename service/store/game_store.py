@@ -24,7 +24,9 @@ Layout (see :mod:`service.store.keys`; all keys of a game share one hash tag):
 * ``t13:{id}:replay`` string -- a finished game's replay, built once (it never
   changes), versioned JSON, expiring with the state key (:meth:`GameStore.save_replay`);
 * the game's entry in its slot's set of due games (``t13:{<slot tag>}:due``, see
-  :mod:`service.store.due_games`), set from the turn deadline by every write.
+  :mod:`service.store.due_games`), set from the turn deadline by every write;
+* once finished, its entry in its slot's finished games (``t13:{<slot tag>}:finished``),
+  added by the write that finishes it, until it is archived (:mod:`service.store.archives`).
 
 Every write is one Lua script (EVALSHA via ``register_script``) that touches only
 its game's keys, passed in KEYS, so it works on Redis Cluster too.  Each write
@@ -46,6 +48,7 @@ from service.config import Config
 from service.store import budget, keys
 from service.store.app_hook_log import AppHookLog
 from service.store.app_registry import AppRegistry
+from service.store.archives import Archives
 from service.store.durability import Command, Durability, check_support, send_durably
 from service.store.failures import translate_errors
 from service.store.game_reads import REPLAY_HEAD, GameReads, Written, last_event
@@ -130,6 +133,8 @@ class GameStore(GameReads, TicketStore):
         """Apps and their players (:mod:`service.store.app_registry`)."""
         self.live_games = AppLiveGames(lambda: self.client)
         """The live games of each app (:mod:`service.store.live_games`)."""
+        self.archives = Archives(lambda: self.client)
+        """Finished games' archives and players' histories (:mod:`service.store.archives`)."""
         self.app_hooks = AppHookLog(lambda: self.client, self.game_ttl_seconds)
         """The delivery logs of apps' webhooks (:mod:`service.store.app_hook_log`)."""
         if client is not None:
@@ -309,6 +314,7 @@ class GameStore(GameReads, TicketStore):
         seat_parts: bytes = b"",
         deliveries: Deliveries | None = None,
         chain: Chain | None = None,
+        finished_ms: int | None = None,
     ) -> Written:
         """Replace the document if the game is still at ``expected_version``; append events.
 
@@ -334,6 +340,9 @@ class GameStore(GameReads, TicketStore):
         (:attr:`LoadedGame.chain`); without it, it is read first (a round trip
         more).  The events are tagged from it (:mod:`service.store.history`).
 
+        ``finished_ms`` (when this write finishes the game, Unix ms) queues the game
+        in its slot's finished games, in the same script (:mod:`service.store.archives`).
+
         A commit whose reply is lost (timeout) is re-sent by the client
         library; the script recognises its own write (by a write id saved with
         the game) and reports success, so it is never applied twice nor
@@ -352,6 +361,7 @@ class GameStore(GameReads, TicketStore):
             self.idempotency_ttl_seconds,
             IDEMPOTENCY_RECORDS_PER_GAME,
             deliveries=deliveries,
+            finished_ms=finished_ms,
         )
         self._ensure_connected()
         result, confirmation = self._write(self._commit, game_id, key_list, args)

@@ -78,6 +78,16 @@ BOT_HINT = f"{PREFIX}:bots:ready"
 leaves a turn due publishes ``"<slot> <due ms>"`` here, waking the bot workers (a bot's
 turn, due at once) or setting their timers (a turn timer's)."""
 
+FINISHED = "finished"
+"""Sorted set ``t13:{<slot tag>}:finished`` (see :func:`outbox_tag`): the games of one hash
+slot that finished and are not archived yet, scored by when they finished (ms) or, once
+claimed, by the end of the claim's lease; member the game id.  The write that finishes a
+game adds it in the same script; the archivers take it (:mod:`service.store.archives`)."""
+
+ARCHIVE_HINT = f"{PREFIX}:archive:ready"
+"""Pub/sub channel (not sharded): the write that finishes a game publishes
+``"<slot> <finished ms>"`` here, waking the archivers."""
+
 SLOTS = 16384
 """Hash slots of Redis Cluster."""
 
@@ -182,8 +192,8 @@ def slot_of(game_id: str) -> int:
 
 
 def outbox_key(slot: int, part: str) -> str:
-    """A key of the webhook outbox of ``slot`` (:data:`OUTBOX`, :data:`OUTBOX_LATER`), or
-    its set of due games (:data:`DUE`).
+    """A key of the webhook outbox of ``slot`` (:data:`OUTBOX`, :data:`OUTBOX_LATER`), its
+    set of due games (:data:`DUE`) or of finished games to archive (:data:`FINISHED`).
 
     >>> outbox_key(0, DUE)
     't13:{o12934}:due'
@@ -198,6 +208,30 @@ def key(game_id: str, part: str) -> str:
             f"game id must be non-empty and free of '{{', '}}' and ':', got {game_id!r}"
         )
     return f"{PREFIX}:{{{game_id}}}:{part}"
+
+
+def archive_key(game_id: str) -> str:
+    """String: a finished game's archive (:mod:`service.store.archives`), in the game's
+    slot, kept ``ARCHIVE_TTL_SECONDS`` whatever the live keys' TTL.
+
+    >>> archive_key("g1")
+    't13:archive:{g1}'
+    """
+    key(game_id, STATE)  # the same checks of the id
+    return f"{PREFIX}:archive:{{{game_id}}}"
+
+
+def history_key(holder: str, part: str) -> str:
+    """A key of one player's history of finished games, tagged by the player's seat
+    holder (:func:`service.hosting.players.player_holder`: one per app and player):
+    ``games`` (sorted set, every score 0, members ``<finished ms>:<game id>``) or
+    ``entries`` (hash game id -> the entry's JSON).
+
+    >>> history_key("p:" + "ab" * 32, "games")
+    't13:history:{abababababababababababababababab}:games'
+    """
+    digest = holder.removeprefix("p:")[:32]
+    return f"{PREFIX}:history:{{{digest}}}:{part}"
 
 
 LOBBY_SHARDS = 16

@@ -62,6 +62,7 @@ def script_input(
     idempotency_ttl: int,
     *extra: int,
     deliveries: Deliveries | None = None,
+    finished_ms: int | None = None,
 ) -> tuple[list[str], list[bytes | str | int]]:
     """KEYS and ARGV of a write script (see :mod:`service.store.scripts`): ``head``,
     a fresh write id, ``tail``, the game id and its hash slot (for its entry among
@@ -69,12 +70,15 @@ def script_input(
     (:func:`service.store.history.link`); with ``idempotency``, the game's
     idempotency keys and the record (fingerprint, response, its TTL, the key's
     hash, then ``extra``); last the webhook ``deliveries`` (with their slot's
-    outbox as the last key) and their number."""
+    outbox as the last key) and their number; very last, when the write finishes the
+    game (``finished_ms``; "" when it does not), for the slot's finished games
+    (:mod:`service.store.archives`)."""
     slot = keys.slot_of(game_id)
     key_list = [
         keys.key(game_id, keys.STATE),
         keys.key(game_id, keys.EVENTS),
         keys.outbox_key(slot, keys.DUE),
+        keys.outbox_key(slot, keys.FINISHED),
     ]
     args: list[bytes | str | int] = [
         *head,
@@ -94,4 +98,5 @@ def script_input(
         for header, index, body in deliveries:
             args += [index, header, body]
     args.append(len(deliveries) if deliveries else 0)
+    args.append("" if finished_ms is None else int(finished_ms))
     return key_list, args

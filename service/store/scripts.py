@@ -6,7 +6,7 @@ them (``EVALSHA``); every key a script touches is passed in ``KEYS`` and lives i
 its game's hash slot, so they run on Redis Cluster too.
 """
 
-from service.store.keys import BOT_HINT, OUTBOX_GROUP, OUTBOX_HINT
+from service.store.keys import ARCHIVE_HINT, BOT_HINT, OUTBOX_GROUP, OUTBOX_HINT
 
 # Appends events to the stream and, if there were any, publishes them on the game's
 # wake-up channel (keys.WAKE: the state key KEYS[1] with `state` replaced by `wake`,
@@ -19,8 +19,9 @@ from service.store.keys import BOT_HINT, OUTBOX_GROUP, OUTBOX_HINT
 # `epoch`; leaves `seq` and `tag` updated.  Then queues the write's webhook deliveries
 # in the outbox of its slot (the last of KEYS, when there are any): ARGV ends with the
 # slot, then an (index of the event among the write's, header, body) triple per
-# delivery, then their number m (0: none, and no outbox key); each body gets its
-# event's seq, and the slot is published on keys.OUTBOX_HINT.
+# delivery, then their number m (0: none, and no outbox key), then one last argument
+# (when the write finishes the game, see _QUEUE_FINISHED); each body gets its event's
+# seq, and the slot is published on keys.OUTBOX_HINT.
 _APPEND_EVENTS = (
     """
 local lines = {}
@@ -37,9 +38,9 @@ if n > 0 then
              string.format('%d ', seq - n + 1) .. deadline .. ' ' .. before .. '\\n'
              .. table.concat(lines))
 end
-local m = tonumber(ARGV[#ARGV])
+local m = tonumber(ARGV[#ARGV - 1])
 if m > 0 then
-  local outbox, at = KEYS[#KEYS], #ARGV - 3 * m
+  local outbox, at = KEYS[#KEYS], #ARGV - 1 - 3 * m
   if redis.call('EXISTS', outbox) == 0 then
     redis.call('XGROUP', 'CREATE', outbox, '"""
     + OUTBOX_GROUP
@@ -77,6 +78,25 @@ end
 """
 )
 
+# Queues the game in its slot's finished games (KEYS[4], keys.FINISHED) when this write
+# finishes it (the last ARGV: when, ms; "" = it does not): kept in the state hash
+# (field e), added to the queue unless there, and published on keys.ARCHIVE_HINT as
+# "<slot> <finished ms>", waking the archivers (service.store.archives).  In the
+# write's own script, so a finished game is queued exactly when its finishing write
+# lands.  Expects `due` (ARGV index of the game id; its slot follows).
+_QUEUE_FINISHED = (
+    """
+local ended = ARGV[#ARGV]
+if ended ~= '' then
+  redis.call('HSET', KEYS[1], 'e', ended)
+  redis.call('ZADD', KEYS[4], 'NX', ended, ARGV[due])
+  redis.call('PUBLISH', '"""
+    + ARCHIVE_HINT
+    + """', ARGV[due + 1] .. ' ' .. ended)
+end
+"""
+)
+
 # The epoch of the events a script writes (service.store.history): on a Redis server,
 # 8 hex of a digest of its run_id (new at each start) and master_replid (new at each
 # promotion), read as the script runs; on the embedded store, a constant.  Sets `epoch`.
@@ -99,7 +119,8 @@ def _create(epoch: str) -> str:
         """
 -- Create a game at version 1 with its first events.
 -- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] the due games of its slot,
--- KEYS[4] and KEYS[5] (optional) the game's idempotency hash and its list of key hashes,
+-- KEYS[4] the finished games of its slot, KEYS[5] and KEYS[6] (optional) the game's
+-- idempotency hash and its list of key hashes,
 -- then (optional) the outbox stream
 -- ARGV[1] document, ARGV[2] game TTL (s), ARGV[3] public view, ARGV[4] turn deadline
 -- ("" = none), ARGV[5] write id, ARGV[6] results ("" = none), ARGV[7] the seats' parts
@@ -107,23 +128,24 @@ def _create(epoch: str) -> str:
 -- head after these events, ARGV[10] the game id, ARGV[11] its hash slot,
 -- ARGV[12] number of events n,
 -- ARGV[13 .. 12 + 3n] seat, event, digest triples (seat "" = public);
--- with KEYS[5]: ARGV[13 + 3n] fingerprint, ARGV[14 + 3n] response, ARGV[15 + 3n] its TTL (s),
--- ARGV[16 + 3n] the key's hash; last, the webhook deliveries (see _APPEND_EVENTS)
+-- with KEYS[6]: ARGV[13 + 3n] fingerprint, ARGV[14 + 3n] response, ARGV[15 + 3n] its TTL (s),
+-- ARGV[16 + 3n] the key's hash; last, the webhook deliveries (see _APPEND_EVENTS), then ""
+-- (a game is never finished by its creation)
 -- Returns {1, last event seq, its tag} -- also when this very write made the game (a retry
 -- after a lost reply); {-1} if the game exists already; {-2, fingerprint, response,
 -- the id of the write's last event}
 -- if it exists and was made by a request with this idempotency key.
 -- Nothing is written unless the status is 1.  The creation's idempotency record is
--- not in the list of KEYS[4]: later keyed writes never push it out.
+-- not in the list of KEYS[5]: later keyed writes never push it out.
 local made = redis.call('HMGET', KEYS[1], 'v', 'n', 's', 'g')
 local n = tonumber(ARGV[12])
 local first = 13
 local due = 10
 if made[1] then
   if made[2] == ARGV[5] then return {1, tonumber(made[3]), made[4]} end
-  if KEYS[5] then
+  if KEYS[6] then
     local h = ARGV[16 + 3 * n]
-    local old = redis.call('HMGET', KEYS[4], h .. ':f', h .. ':r', h .. ':l')
+    local old = redis.call('HMGET', KEYS[5], h .. ':f', h .. ':r', h .. ':l')
     if old[1] then return {-2, old[1], old[2], old[3]} end
   end
   return {-1}
@@ -145,13 +167,13 @@ if n > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
 """
         + _KEEP_DUE
         + """
-if KEYS[5] then
+if KEYS[6] then
   local at = first + 3 * n
   local h = ARGV[at + 3]
-  redis.call('DEL', KEYS[4], KEYS[5])
-  redis.call('HSET', KEYS[4], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
+  redis.call('DEL', KEYS[5], KEYS[6])
+  redis.call('HSET', KEYS[5], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
              h .. ':l', seq .. '.' .. tag)
-  redis.call('EXPIRE', KEYS[4], ARGV[at + 2])
+  redis.call('EXPIRE', KEYS[5], ARGV[at + 2])
 end
 return {1, seq, tag}
 """
@@ -163,7 +185,8 @@ def _commit(epoch: str) -> str:
         """
 -- Save a new document if the version is still the expected one.
 -- KEYS[1] state hash, KEYS[2] event stream, KEYS[3] the due games of its slot,
--- KEYS[4] and KEYS[5] (optional) the game's idempotency hash and its list of key hashes
+-- KEYS[4] the finished games of its slot, KEYS[5] and KEYS[6] (optional) the game's
+-- idempotency hash and its list of key hashes
 -- (oldest first), then (optional) the outbox stream
 -- ARGV[1] expected version, ARGV[2] document, ARGV[3] game TTL (s),
 -- ARGV[4] public view, ARGV[5] turn deadline ("" = none), ARGV[6] write id,
@@ -172,9 +195,10 @@ def _commit(epoch: str) -> str:
 -- ARGV[9] the digest chain's head after these events, ARGV[10] the game id,
 -- ARGV[11] its hash slot, ARGV[12] number of events n,
 -- ARGV[13 .. 12 + 3n] seat, event, digest triples (seat "" = public);
--- with KEYS[5]: ARGV[13 + 3n] fingerprint, ARGV[14 + 3n] response, ARGV[15 + 3n] its TTL (s),
+-- with KEYS[6]: ARGV[13 + 3n] fingerprint, ARGV[14 + 3n] response, ARGV[15 + 3n] its TTL (s),
 -- ARGV[16 + 3n] the key's hash, ARGV[17 + 3n] the most records the game keeps; last,
--- the webhook deliveries (see _APPEND_EVENTS)
+-- the webhook deliveries (see _APPEND_EVENTS); very last, when this write finishes the
+-- game, when (ms; "" = it does not: see _QUEUE_FINISHED)
 -- Returns {1, new version, last seq, its tag} on success -- also when the last write of the
 -- game carries this write id (the client library retried a write whose reply was
 -- lost); {0, current version} on a conflict; {-1, 0} if the game does not exist;
@@ -187,9 +211,9 @@ if state[3] == ARGV[6] then return {1, tonumber(state[1]), tonumber(state[2]), s
 local n = tonumber(ARGV[12])
 local first = 13
 local due = 10
-if KEYS[5] then
+if KEYS[6] then
   local h = ARGV[16 + 3 * n]
-  local old = redis.call('HMGET', KEYS[4], h .. ':f', h .. ':r', h .. ':l')
+  local old = redis.call('HMGET', KEYS[5], h .. ':f', h .. ':r', h .. ':l')
   if old[1] then return {-2, 0, old[1], old[2], old[3]} end
 end
 local version = tonumber(state[1])
@@ -210,19 +234,20 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 """
         + _KEEP_DUE
+        + _QUEUE_FINISHED
         + """
-if KEYS[5] then
+if KEYS[6] then
   local at = first + 3 * n
   local h = ARGV[at + 3]
-  redis.call('HSET', KEYS[4], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
+  redis.call('HSET', KEYS[5], h .. ':f', ARGV[at], h .. ':r', ARGV[at + 1],
              h .. ':l', seq .. '.' .. tag)
-  redis.call('RPUSH', KEYS[5], h)
-  while redis.call('LLEN', KEYS[5]) > tonumber(ARGV[at + 4]) do
-    local gone = redis.call('LPOP', KEYS[5])
-    redis.call('HDEL', KEYS[4], gone .. ':f', gone .. ':r', gone .. ':l')
+  redis.call('RPUSH', KEYS[6], h)
+  while redis.call('LLEN', KEYS[6]) > tonumber(ARGV[at + 4]) do
+    local gone = redis.call('LPOP', KEYS[6])
+    redis.call('HDEL', KEYS[5], gone .. ':f', gone .. ':r', gone .. ':l')
   end
-  redis.call('EXPIRE', KEYS[4], ARGV[at + 2])
   redis.call('EXPIRE', KEYS[5], ARGV[at + 2])
+  redis.call('EXPIRE', KEYS[6], ARGV[at + 2])
 end
 return {1, version, seq, tag}
 """

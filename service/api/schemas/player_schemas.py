@@ -1,6 +1,6 @@
 """Schemas of the players' endpoints (apps mode): minting and revoking player
-tokens, barring a player, and a player's games; and of an app's administration of
-its games (listing, abort, removing a player)."""
+tokens, barring a player, a player's games and history of finished games; and of an
+app's administration of its games (listing, abort, removing a player)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from marshmallow import Schema, fields, validate
 
 from service.api.schemas import enums
 from service.api.schemas.fields import FullMatch, Name, QueryInteger
+from service.hosting.archiving import HISTORY_LIMIT, HISTORY_MAX_LIMIT
 from service.hosting.players import MAX_LIFETIME_SECONDS, PLAYER_ID_PATTERN
 
 DEFAULT_LIFETIME_SECONDS = 86400
@@ -137,3 +138,51 @@ class RemovedOut(Schema):
     player_id = fields.String(required=True)
     version = fields.Integer(required=True)
     status = enums.game_status(required=True)
+
+
+HISTORY_CURSOR = FullMatch(r"^[0-9]{15}:[A-Za-z0-9_-]{1,64}$", error="not a cursor of this history")
+"""A history's cursor: the last entry given (when it finished, and its game)."""
+
+
+class HistoryQuery(Schema):
+    limit = QueryInteger(
+        load_default=HISTORY_LIMIT,
+        validate=validate.Range(1, HISTORY_MAX_LIMIT),
+        metadata={"description": "Most games in the page"},
+    )
+    cursor = fields.String(
+        validate=HISTORY_CURSOR,
+        metadata={"description": "The `next` of the previous page (opaque)"},
+    )
+
+
+class HistoryEntryOut(Schema):
+    id = fields.String(required=True)
+    finished_at = fields.Float(required=True, metadata={"description": "Unix time"})
+    ruleset = enums.ruleset(required=True)
+    table_size = fields.Integer(required=True, metadata={"description": "Seats at the table"})
+    seat = fields.Integer(required=True, metadata={"description": "The player's seat"})
+    players = fields.List(
+        fields.String(allow_none=True),
+        required=True,
+        metadata={"description": "Each seat's name"},
+    )
+    totals = fields.List(
+        fields.Integer(), required=True, metadata={"description": "Each seat's total score"}
+    )
+    winners = fields.List(
+        fields.Integer(), required=True, metadata={"description": "The winning seats"}
+    )
+
+
+class HistoryOut(Schema):
+    games = fields.List(
+        fields.Nested(HistoryEntryOut),
+        required=True,
+        metadata={"description": "The player's finished games, the latest finished first"},
+    )
+    next = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Pass as `cursor` for the next page; null at the end"},
+    )
