@@ -300,7 +300,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "The `expert` bot's budget per decision: how many samples of the hidden cards it "
         "plays each candidate move out on (1 to 1000). A count, not a time, so that a move "
         "depends on the game's seed alone, never on the machine's speed or load. The "
-        "default: a median decision of about 19 ms of CPU, p99 0.13 s "
+        "default: a median decision of about 30 ms of CPU, p99 0.15 s "
         "(docs/PERFORMANCE.md). Give every process that plays bots the same value, so that "
         "a game's bots play the same whichever process plays them.",
     ),
