@@ -26,13 +26,12 @@ that dies leaves its claims, taken over when their lease ends.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from service.store import keys
-from service.store.due_games import CLAIM_SCRIPT, SLOTS_PER_ROUND_TRIP
 from service.store.failures import translate_errors
 from service.store.redis_client import RedisClient
+from service.store.slot_queues import SlotQueue
 
 DONE_SCRIPT = """
 -- Remove a finished game's entry once it is archived, unless another claim replaced
@@ -92,42 +91,12 @@ def history_member(finished_ms: int, game_id: str) -> str:
     return f"{finished_ms:015d}:{game_id}"
 
 
-class FinishedGames:
+class FinishedGames(SlotQueue):
     """The archivers' side of the finished games (the writes' side is their script)."""
 
     def __init__(self, client: RedisClient) -> None:
-        self._client = client
-        self._claim = client.register_script(CLAIM_SCRIPT)
+        super().__init__(client, keys.FINISHED, keys.ARCHIVE_HINT)
         self._done = client.register_script(DONE_SCRIPT)
-
-    def earliest(self, slots: range = range(keys.SLOTS)) -> Iterator[tuple[int, int]]:
-        """``(slot, its earliest entry's score in ms)`` of the slots among ``slots``
-        with a finished game to archive, :data:`SLOTS_PER_ROUND_TRIP` at a time."""
-        for start in range(slots.start, slots.stop, SLOTS_PER_ROUND_TRIP):
-            batch = range(start, min(start + SLOTS_PER_ROUND_TRIP, slots.stop))
-            with translate_errors():
-                pipe = self._client.pipeline(transaction=False)
-                for slot in batch:
-                    pipe.zrange(keys.outbox_key(slot, keys.FINISHED), 0, 0, withscores=True)
-                found = pipe.execute()
-            for slot, first in zip(batch, found, strict=True):
-                if first:
-                    yield slot, int(first[0][1])
-
-    def claim(
-        self, slot: int, now_ms: int, lease_ms: int, most: int
-    ) -> tuple[list[str], int | None]:
-        """Up to ``most`` finished games of ``slot`` not claimed (or whose claim
-        lapsed) by ``now_ms``, claimed until ``now_ms + lease_ms`` (the claim's score,
-        for :meth:`done`); and the slot's earliest score left (ms; None: none)."""
-        with translate_errors():
-            reply = self._claim(
-                keys=[keys.outbox_key(slot, keys.FINISHED)],
-                args=[now_ms, now_ms + lease_ms, most],
-            )
-        first, taken = int(float(reply[0])), reply[1:]
-        games = [raw.decode() if isinstance(raw, bytes) else str(raw) for raw in taken[::2]]
-        return games, None if first < 0 else first
 
     def done(self, game_id: str, claimed_until_ms: int) -> bool:
         """Remove ``game_id``'s entry, archived under the claim scored
@@ -142,13 +111,6 @@ class FinishedGames:
         with translate_errors():
             score = self._client.zscore(queue, game_id)
         return None if score is None else int(score)
-
-    def hints(self) -> Any:
-        """A pub/sub subscribed to :data:`~service.store.keys.ARCHIVE_HINT`."""
-        with translate_errors():
-            pubsub = self._client.pubsub()
-            pubsub.subscribe(keys.ARCHIVE_HINT)
-        return pubsub
 
 
 class Archives:

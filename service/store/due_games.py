@@ -11,9 +11,10 @@ Layout (one sorted set per hash slot, in that very slot, like the webhook outbox
   on :data:`~service.store.keys.BOT_HINT` (``"<slot> <due ms>"``): a worker wakes at
   once for a bot's turn, and sets a timer for a turn timer's.
 
-A worker *claims* a slot's due games (:meth:`DueGames.claim`): in one script, those due
-by now are re-scored to the end of a lease, so no other worker takes them meanwhile,
-and a worker that dies leaves them due again when the lease ends.  The worker's own
+A worker *claims* a slot's due games (:meth:`~service.store.slot_queues.SlotQueue.claim`):
+in one script, those due by now are re-scored to the end of a lease, so no other worker
+takes them meanwhile, and a worker that dies leaves them due again when the lease ends.
+The worker's own
 write of the game replaces the claim by the game's next due time; a claim that wrote
 nothing is given back (:meth:`DueGames.release`).  An entry whose game is gone
 (expired, deleted) is dropped by the release.
@@ -21,31 +22,10 @@ nothing is given back (:meth:`DueGames.release`).  An entry whose game is gone
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 from service.store import keys
 from service.store.failures import translate_errors
 from service.store.redis_client import RedisClient
-
-SLOTS_PER_ROUND_TRIP = 1024
-"""Slots a sweep looks at in one pipelined round trip."""
-
-CLAIM_SCRIPT = """
--- Claim the games of one slot whose turn is due: re-score each to the end of the
--- claim's lease (it is due again then, should the worker die).
--- KEYS[1] the slot's due games
--- ARGV[1] now (ms), ARGV[2] the lease's end (ms), ARGV[3] the most to take
--- Returns {the slot's earliest due time after the claim (ms; -1: none), then each game
--- claimed and the time it was due (ms), the earliest due first...}.
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[3])
-for i = 1, #due, 2 do
-  redis.call('ZADD', KEYS[1], ARGV[2], due[i])
-end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-table.insert(due, 1, first[2] or '-1')
-return due
-"""
+from service.store.slot_queues import SlotQueue
 
 RELEASE_SCRIPT = """
 -- Give back a claim its worker wrote nothing for: unless a write of the game replaced
@@ -68,45 +48,12 @@ return -1
 """
 
 
-class DueGames:
+class DueGames(SlotQueue):
     """The bot workers' side of the due games (the writes' side is their script)."""
 
     def __init__(self, client: RedisClient) -> None:
-        self._client = client
-        self._claim = client.register_script(CLAIM_SCRIPT)
+        super().__init__(client, keys.DUE, keys.BOT_HINT)
         self._release = client.register_script(RELEASE_SCRIPT)
-
-    def earliest(self, slots: range = range(keys.SLOTS)) -> Iterator[tuple[int, int]]:
-        """``(slot, its earliest due time in ms)`` of the slots among ``slots`` that
-        have a game due (now or later), looked at :data:`SLOTS_PER_ROUND_TRIP` at a time."""
-        for start in range(slots.start, slots.stop, SLOTS_PER_ROUND_TRIP):
-            batch = range(start, min(start + SLOTS_PER_ROUND_TRIP, slots.stop))
-            with translate_errors():
-                pipe = self._client.pipeline(transaction=False)
-                for slot in batch:
-                    pipe.zrange(keys.outbox_key(slot, keys.DUE), 0, 0, withscores=True)
-                found = pipe.execute()
-            for slot, first in zip(batch, found, strict=True):
-                if first:
-                    yield slot, int(first[0][1])
-
-    def claim(
-        self, slot: int, now_ms: int, lease_ms: int, most: int
-    ) -> tuple[list[tuple[str, int]], int | None]:
-        """Up to ``most`` games of ``slot`` due by ``now_ms``, each with when it was
-        due (ms), claimed until ``now_ms + lease_ms`` (the claim's score, for
-        :meth:`release`); and the slot's earliest due time after the claim (ms; None:
-        nothing left)."""
-        with translate_errors():
-            reply = self._claim(
-                keys=[keys.outbox_key(slot, keys.DUE)], args=[now_ms, now_ms + lease_ms, most]
-            )
-        first, taken = int(float(reply[0])), reply[1:]
-        games = [
-            (raw.decode() if isinstance(raw, bytes) else str(raw), int(float(score)))
-            for raw, score in zip(taken[::2], taken[1::2], strict=True)
-        ]
-        return games, None if first < 0 else first
 
     def release(self, game_id: str, claimed_until_ms: int, now_ms: int) -> int | None:
         """Give back a claim on ``game_id`` (scored ``claimed_until_ms``) that wrote
@@ -126,11 +73,3 @@ class DueGames:
         with translate_errors():
             score = self._client.zscore(keys.outbox_key(keys.slot_of(game_id), keys.DUE), game_id)
         return None if score is None else float(score) / 1000
-
-    def hints(self) -> Any:
-        """A pub/sub subscribed to :data:`~service.store.keys.BOT_HINT` (its
-        confirmation is the first message)."""
-        with translate_errors():
-            pubsub = self._client.pubsub()
-            pubsub.subscribe(keys.BOT_HINT)
-        return pubsub
