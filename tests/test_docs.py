@@ -8,7 +8,7 @@ import re
 import pytest
 
 from service.api.problems import CODES
-from service.config import ENV_VARS
+from service.env_vars import ENV_VARS
 from tools.docs_tables import PAGES, ROOT, WHEN, render
 
 CONFIGURATION = (ROOT / "docs" / "CONFIGURATION.md").read_text()

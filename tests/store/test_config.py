@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from service.config import ENV_VARS, Config, env_table_markdown
+from service.config import Config
+from service.env_vars import ENV_VARS, env_table_markdown
 from service.logs import access_line, timestamp
 
 GUNICORN_CONF = Path(__file__).resolve().parents[2] / "deploy" / "gunicorn.conf.py"
