@@ -5,7 +5,7 @@ changes), and replays are rate limited per address."""
 from __future__ import annotations
 
 from service.store.keys import REPLAY, STATE, key
-from tests.api.conftest import create_game, make_app, store_reads
+from tests.api.conftest import create_game, make_app, store_reads, until
 from tests.api.test_fairplay import finished_game
 
 
@@ -20,10 +20,8 @@ def test_an_unfinished_game_is_refused_before_its_log_is_read(client, monkeypatc
 
 def test_a_finished_replay_is_built_once_and_kept_with_the_game(client, redis_client, monkeypatch):
     game = finished_game(client, seed="replay-once")
-    reads = store_reads(monkeypatch, "events")
-    first = client.get(f"/v1/games/{game.id}/replay")
-    assert first.status_code == 200
-    assert len(reads) >= 2  # built from every seat's log
+    # the archiver builds it once the game is finished (its archive holds it)
+    until(lambda: redis_client.get(key(game.id, REPLAY)) is not None, 30, pause=0.1)
     saved = redis_client.get(key(game.id, REPLAY))
     assert saved is not None and saved.startswith(b'{"f":1,"r":')
     expiry = [
@@ -31,17 +29,24 @@ def test_a_finished_replay_is_built_once_and_kept_with_the_game(client, redis_cl
     ]
     assert expiry[0] > 0 and abs(expiry[0] - expiry[1]) <= 1  # it goes with the game
 
-    reads.clear()
+    reads = store_reads(monkeypatch, "events")
     again = [client.get(f"/v1/games/{game.id}/replay") for _ in range(3)]
-    assert reads == []  # nothing but the game's document is read
-    assert all(a.status_code == 200 and a.get_json() == first.get_json() for a in again)
-    assert first.get_json()["id"] == game.id and first.get_json()["actions"]
+    assert reads == []  # nothing but the game's document and its replay are read
+    first = again[0].get_json()
+    assert all(a.status_code == 200 and a.get_json() == first for a in again)
+    assert first["id"] == game.id and first["actions"]
 
-    # a saved replay of another format is built again, and saved over
-    redis_client.set(key(game.id, REPLAY), b'{"f":99,"r":{}}')
-    rebuilt = client.get(f"/v1/games/{game.id}/replay")
-    assert rebuilt.get_json() == first.get_json() and reads
-    assert redis_client.get(key(game.id, REPLAY)) == saved
+    # a saved replay of another format, or none, is built again from every seat's
+    # log, and saved over
+    for gone in (
+        lambda: redis_client.set(key(game.id, REPLAY), b'{"f":99,"r":{}}'),
+        lambda: redis_client.delete(key(game.id, REPLAY)),
+    ):
+        gone()
+        reads.clear()
+        rebuilt = client.get(f"/v1/games/{game.id}/replay")
+        assert rebuilt.get_json() == first and len(reads) >= 2
+        assert redis_client.get(key(game.id, REPLAY)) == saved
 
 
 def test_replays_are_limited_per_address(redis_client, redis_url):

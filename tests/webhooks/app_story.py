@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from harness.live_game import choose
+from service.hosting.apps import CACHE_SECONDS
 from tests.apps.test_two_instances import admin
 
 
@@ -82,6 +83,7 @@ def jwt_signer(redis_url: str, app_id: str, folder: Path) -> Callable[[str], str
         redis_url, "apps", "add-key", app_id, "main", "--alg", "EdDSA", "--public-key", str(pem)
     )
     assert added == {"id": app_id, "kid": "main", "alg": "EdDSA"}
+    time.sleep(CACHE_SECONDS)  # every instance reads the app's record again by then
 
     def sign(player_id: str) -> str:
         now = int(time.time())
