@@ -56,6 +56,7 @@ from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
 from service.store.live_games import AppLiveGames
 from service.store.lobby_index import LobbyIndex
+from service.store.ratings import PlayerRatings
 from service.store.redis_client import RedisClient, connect, is_cluster, subscribers
 from service.store.script_args import (
     Deliveries,
@@ -135,6 +136,8 @@ class GameStore(GameReads, TicketStore):
         """The live games of each app (:mod:`service.store.live_games`)."""
         self.archives = Archives(lambda: self.client)
         """Finished games' archives and players' histories (:mod:`service.store.archives`)."""
+        self.ratings = PlayerRatings(lambda: self.client, self._durability)
+        """Players' ratings (:mod:`service.store.ratings`)."""
         self.app_hooks = AppHookLog(lambda: self.client, self.game_ttl_seconds)
         """The delivery logs of apps' webhooks (:mod:`service.store.app_hook_log`)."""
         if client is not None:

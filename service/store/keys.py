@@ -335,7 +335,8 @@ def player_key(tag: str, part: str = "") -> str:
     """A key of one player of one app, tagged by a hash of both
     (:func:`service.hosting.players.player_tag`): ``""`` the hash of the player's
     tokens (field ``t:<token hash>``) and its bar, ``games`` the sorted set of the
-    games where it holds a seat.
+    games where it holds a seat, ``ratings`` (hash) and ``rated`` (sorted set) its
+    ratings and the games applied to them (:mod:`service.store.ratings`).
 
     >>> player_key("ab12"), player_key("ab12", "games")
     ('t13:player:{ab12}', 't13:player:{ab12}:games')
