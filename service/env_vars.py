@@ -185,6 +185,26 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "this long (its view, its events, an open stream).",
     ),
     EnvVar(
+        "QUICKJOIN_SKILL_BASE",
+        "3.0",
+        "`AUTH_MODE=apps`: a player's quick-join takes a seat at a waiting table whose "
+        "players' mean skill (rating `mu`) is within this much of the player's own when the "
+        "table was just listed, unless the operator sets the app's own "
+        "(`three-thirteen-admin apps matchmaking`).",
+    ),
+    EnvVar(
+        "QUICKJOIN_SKILL_WIDEN_PER_SECOND",
+        "0.2",
+        "`AUTH_MODE=apps`: how much a table's skill window widens for each second it has "
+        "waited (0: never), unless the operator sets the app's own.",
+    ),
+    EnvVar(
+        "QUICKJOIN_SKILL_MAX",
+        "25.0",
+        "`AUTH_MODE=apps`: the widest a table's skill window gets, however long it waited, "
+        "unless the operator sets the app's own.",
+    ),
+    EnvVar(
         "RATE_LIMIT_AUTH_FAILURES",
         "30/minute",
         "Limit on 401 answers per client address (429 beyond).",

@@ -15,7 +15,9 @@ from typing import Any
 from service.api.auth import APP, PLAYER, principal, refusal
 from service.api.context import call, config, store
 from service.hosting import players
+from service.hosting.skill_window import SkillWindow, player_skill
 from service.hosting.tokens import app_of_game
+from service.store.skill_seek import SkillAsk
 
 PLAYER_ID_REFUSED = "`player_id` is for an app's backend (its secret key) in apps mode"
 OTHER_PLAYER = "a player's token takes a seat for that player only: leave out `player_id`"
@@ -49,6 +51,19 @@ def holder_for(player_id: str | None) -> tuple[str | None, str | None]:
     if players.is_barred(store().apps, found.app, player_id):
         raise refusal("PLAYER_BARRED", f"the app bars player {player_id!r}", counted=False)
     return players.player_holder(found.app, player_id), player_id
+
+
+def skill_ask(player_id: str | None, body: dict[str, Any]) -> SkillAsk | None:
+    """What the quick-join ``body`` of the app's player ``player_id`` asks of a
+    table's games: its skill at tables of the body's ruleset and size, in the
+    window its app sets (else the configuration's); None for an anonymous one
+    (no player)."""
+    directory = call().services.apps
+    app = acting_app()
+    if player_id is None or directory is None or app is None:
+        return None
+    skill = player_skill(store(), app, body["ruleset"], body["seats"], player_id)
+    return SkillWindow.of(config(), directory.get(app)).ask(player_id, skill)
 
 
 def with_holders(asked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:

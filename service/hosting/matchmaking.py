@@ -27,6 +27,11 @@ How no seat is given twice and no game is over-filled, however many ask at once:
    ticket's game is also noted under the key: a retry is answered the seat taken
    there before it seeks.
 
+A rated player (apps mode: a player's credential) is handed only tickets of games
+whose players' mean skill is within the window around its own that the app sets
+(:mod:`service.hosting.skill_window`): the same tickets, names and retries, in
+the same atomic script, so the same guarantees hold.
+
 A client still without a seat after :data:`TRIES` rounds is refused
 (:class:`~service.hosting.refusals.LobbyBusyError`, 503 with ``Retry-After``).
 
@@ -70,6 +75,7 @@ from service.store import (
 from service.store.history import Position
 from service.store.lobby_index import TICKET_SECONDS, Ticket
 from service.store.script_args import IdempotencyRecord
+from service.store.skill_seek import SkillAsk
 
 TRIES = 8
 """Rounds of seek-then-join before a quick-join gives up (each refused one means
@@ -102,6 +108,8 @@ class Seeker:
     """Apps mode: the player taking the seat (no token then: :func:`seating.take`)."""
     player_id: str | None = None
     """Apps mode: the app's id of that player."""
+    skill: SkillAsk | None = None
+    """Apps mode, a player's quick-join: the games its seeks may be handed."""
 
 
 def quick_join(
@@ -115,13 +123,16 @@ def quick_join(
     app: str | None = None,
     holder: str | None = None,
     player_id: str | None = None,
+    skill: SkillAsk | None = None,
 ) -> tuple[dict[str, Any], Position]:
     """Seat the caller (at client ``address``) at a table of the kind ``body``
     asks for: the answer's body (``id``, ``seat``, ``token``, ``version``,
     ``status``, ``created``), and the game's last event then (its ETag's);
     ``location(game_id)`` is the game's URL.  With ``app``, at that app's tables
     only; with a player's ``holder`` (the app's ``player_id``), the seat is that
-    player's (no ``token``).
+    player's (no ``token``); with its ``skill`` (a rated player's:
+    :meth:`service.hosting.skill_window.SkillWindow.ask`) at a table of its skill
+    only.
 
     With ``idem`` (the request's ``Idempotency-Key``) the seeks are named after the
     key, each ticket's game is noted under it before its seat is taken, and the
@@ -141,7 +152,7 @@ def quick_join(
     hold = lobby_caps.Hold(store, config, address)
     hold.take_place()  # refused over the address's cap, before any seat is handed out
     try:
-        seeker = Seeker(store, config, idem, hold, location, app, holder, player_id)
+        seeker = Seeker(store, config, idem, hold, location, app, holder, player_id, skill)
         return _seat_at(seeker, table, body)
     except NotDurable:  # the seat was taken (not confirmed yet): it counts
         raise
@@ -167,6 +178,7 @@ def _seat_at(seeker: Seeker, table: str, body: dict[str, Any]) -> tuple[dict[str
             keep,
             live_since,
             hold.may_list,
+            seeker.skill,
         )
         if ticket is None:  # it would list a new game, past the address's cap
             raise hold.listing_refused()
@@ -183,7 +195,7 @@ def _seat_at(seeker: Seeker, table: str, body: dict[str, Any]) -> tuple[dict[str
             ChangingTooFastError,
             AlreadySeatedError,
         ):
-            _give_back(seeker.store, table, ticket, lifetime)
+            _give_back(seeker, table, ticket, lifetime)
             raise
         except (HostingError, GameNotFound):  # full, started or cancelled: not to offer
             lobby.offer(table, ticket.game, 0.0, 0, lifetime)
@@ -203,10 +215,11 @@ def _name(config: Config, idem: Idempotency | None, round_: int) -> tuple[str, i
     return f"{idem.key_hash[:32]}.{round_}", config.idempotency_ttl_seconds
 
 
-def _give_back(store: GameStore, table: str, ticket: Ticket, lifetime: float) -> None:
+def _give_back(seeker: Seeker, table: str, ticket: Ticket, lifetime: float) -> None:
     """Give a ticket back, if the store lets us."""
+    player = None if seeker.skill is None else seeker.skill.player
     try:
-        store.lobby.release(table, ticket, lifetime)
+        seeker.store.lobby.release(table, ticket, lifetime, player)
     except StoreUnavailable:
         pass  # the game's seat stays unoffered: it leaves the lobby when it expires
 

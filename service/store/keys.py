@@ -266,7 +266,8 @@ def table_key(table: str, part: str) -> str:
     """A key of a quick-join table (:func:`service.hosting.lobby_operations.table_of`):
     ``open`` (sorted set of its waiting games with seats to offer, by creation),
     ``free`` (hash game -> seats still to offer) or ``seen`` (hash game -> when a
-    seated player last showed life, ms); all share a hash tag.
+    seated player last showed life, ms) or ``skill`` (hash game -> its rated
+    players' skills: :mod:`service.store.skill_seek`); all share a hash tag.
 
     >>> table_key("ab12", "open")
     't13:seek:{ab12}:open'
