@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-bot-memory bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay bench-archive
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-bot-memory bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay bench-archive bench-population
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
@@ -115,6 +115,10 @@ clean:
 
 soak: install ## bounded soak: 2 instances x concurrent clients, then replay every game (5 min)
 	$(PY) bench/soak.py --duration 300
+
+POP ?=
+bench-population: install ## 10,000 players of known strength quick-joining 2- and 4-seat tables, rated by the archiver: waits, rating spread, rank correlation (about 15 min); POP="--players 1000 --games 300"
+	$(PY) bench/population.py $(POP)
 
 bench-archive: install ## bytes of a finished game's archive next to its live keys', 2 and 8 players (about 1 min)
 	$(PY) bench/archive_size.py

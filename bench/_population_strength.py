@@ -139,7 +139,10 @@ def calibrate(deals: int, jobs: int, samples: int) -> dict[str, Any]:
     noise) the paired difference over the same deals."""
     points = [Style(level, noise) for level in LEVELS for noise in CALIBRATION_NOISES]
     work = [
-        (p.to_list(), deal, swap, samples) for p in points for deal in range(deals) for swap in (0, 1)
+        (p.to_list(), deal, swap, samples)
+        for p in points
+        for deal in range(deals)
+        for swap in (0, 1)
     ]
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
         results = pool.map(_calibration_game, work, chunksize=4)
@@ -163,16 +166,26 @@ def calibrate(deals: int, jobs: int, samples: int) -> dict[str, Any]:
         mean, half = interval(list(by_deal(p).values()))
         table[p.level].append(round(mean, 1))
         rows.append(
-            {"level": p.level, "noise": p.noise, "points": mean, "ci95": half,
-             "win_rate": wins[p] / (2 * deals)}
+            {
+                "level": p.level,
+                "noise": p.noise,
+                "points": mean,
+                "ci95": half,
+                "win_rate": wins[p] / (2 * deals),
+            }
         )
     steps = []
     for a, b in _neighbours():
         da, db = by_deal(a), by_deal(b)
         mean, half = interval([da[d] - db[d] for d in da])
         steps.append({"stronger": a.to_list(), "weaker": b.to_list(), "points": mean, "ci95": half})
-    return {"deals": deals, "expert_samples": samples, "points": rows, "steps": steps,
-            "table": table}
+    return {
+        "deals": deals,
+        "expert_samples": samples,
+        "points": rows,
+        "steps": steps,
+        "table": table,
+    }
 
 
 def _neighbours() -> list[tuple[Style, Style]]:

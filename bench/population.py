@@ -29,6 +29,7 @@ random at that moment (random seating), and the Spearman rank correlation of the
 final ratings with the hidden strength.
 
     .venv/bin/python bench/population.py [--players 10000] [--games 1800] [--rate 7]
+        [--seating skill|fcfs] [--window base,widen,max] [--jobs 2] [--expert-samples 8]
     .venv/bin/python bench/population.py --calibrate [--calibration-deals 40]
 
 Writes bench/results/population.json (``--calibrate``: population_calibration.json).
@@ -127,8 +128,10 @@ def address_of(i: int) -> str:
 class Population:
     """The app's players over one store: quick-joins, tables, ratings."""
 
-    def __init__(self, store: GameStore, config: Config, count: int, seed: int) -> None:
-        self.store, self.config = store, config
+    def __init__(
+        self, store: GameStore, config: Config, count: int, seed: int, by_skill: bool = True
+    ) -> None:
+        self.store, self.config, self.by_skill = store, config, by_skill
         app, _key = apps.create_app_record(store.apps, "population")
         self.app = apps.load(store.apps, app.id)
         self.window = SkillWindow.of(config, self.app)
@@ -165,7 +168,10 @@ class Population:
             "turn_timeout_seconds": None,
             "autopilot_after_missed_turns": None,
         }
-        skill = player_skill(self.store, app_id, RULESET, player.seats, player.id)
+        skill = None
+        if self.by_skill:
+            mu = player_skill(self.store, app_id, RULESET, player.seats, player.id)
+            skill = self.window.ask(player.id, mu)
         out, _last = matchmaking.quick_join(
             self.store,
             self.config,
@@ -176,7 +182,7 @@ class Population:
             app=app_id,
             holder=players.player_holder(app_id, player.id),
             player_id=player.id,
-            skill=self.window.ask(player.id, skill),
+            skill=skill,
         )
         tag = players.player_tag(app_id, player.id)
         self.store.apps.note_game(tag, out["id"], self.config.game_ttl_seconds)
@@ -207,8 +213,9 @@ def run_population(args: argparse.Namespace, server: RedisServer) -> dict[str, A
     def log(msg: str) -> None:
         print(f"[{clock() - began:6.1f}s] {msg}", flush=True)
 
-    pop = Population(store, config, args.players, args.seed)
-    log(f"app {pop.app.id}: {len(pop.players)} players (tokens minted); window {pop.window}")
+    pop = Population(store, config, args.players, args.seed, args.seating == "skill")
+    seating = f"window {pop.window}" if pop.by_skill else "first come, first served"
+    log(f"app {pop.app.id}: {len(pop.players)} players (tokens minted); {seating}")
     archiver = ArchiveWorker(store, config).start()
     context = multiprocessing.get_context("spawn")
     pool = context.Pool(args.jobs, start_worker, (server.url, args.expert_samples))
@@ -313,6 +320,13 @@ def run_population(args: argparse.Namespace, server: RedisServer) -> dict[str, A
     return summarize(args, pop, run, clock() - began, arrivals_seconds)
 
 
+def rho(selected: list[Player], final: dict[str, Rating], attr: str) -> float:
+    """Spearman's correlation of ``selected``'s hidden strength with their final
+    ratings' ``attr`` (``displayed`` or ``mu``)."""
+    values = [getattr(final[p.id], attr) for p in selected]
+    return spearman([p.strength for p in selected], values)
+
+
 def summarize(
     args: argparse.Namespace, pop: Population, run: Run, seconds: float, arrivals: float
 ) -> dict[str, Any]:
@@ -322,18 +336,13 @@ def summarize(
         played = [p for p in group if p.games > 0]
         final = {p.id: pop.rating(p) for p in played}
         strength = [p.strength for p in played]
-
-        def rho(selected: list[Player], attr: str) -> float:
-            values = [getattr(final[p.id], attr) for p in selected]
-            return spearman([p.strength for p in selected], values)
-
         by_games = {}
         for label, low, high in (("1", 1, 1), ("2-3", 2, 3), (">=4", 4, 10**9)):
             chosen = [p for p in played if low <= p.games <= high]
             by_games[label] = {
                 "players": len(chosen),
-                "spearman_displayed": rho(chosen, "displayed"),
-                "spearman_mu": rho(chosen, "mu"),
+                "spearman_displayed": rho(chosen, final, "displayed"),
+                "spearman_mu": rho(chosen, final, "mu"),
             }
         games = [g for g in run.games if g["seats"] == n]
         tables[str(n)] = {
@@ -374,6 +383,7 @@ def summarize(
             "jobs": args.jobs,
             "expert_samples": args.expert_samples,
             "seed": args.seed,
+            "seating": args.seating,
             "window": {
                 "base": pop.window.base,
                 "widen_per_second": pop.window.widen,
@@ -401,7 +411,8 @@ def print_summary(result: dict[str, Any]) -> None:
     print(
         f"\n{meta['players']} players, {result['games_played']} games in "
         f"{result['seconds']:.0f} s ({result['arrivals_seconds']:.0f} s of arrivals at "
-        f"{meta['rate_per_s']}/s); window {meta['window']}; quick-join "
+        f"{meta['rate_per_s']}/s); seating {meta['seating']}, window {meta['window']}; "
+        "quick-join "
         f"p50 {result['join_median_ms']:.1f} ms, p95 {result['join_p95_ms']:.1f} ms; "
         f"{result['refused']} refused"
     )
@@ -455,6 +466,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=44)
     parser.add_argument(
         "--window", default="", help="base,widen_per_second,max (default: the configuration's)"
+    )
+    parser.add_argument(
+        "--seating",
+        choices=("skill", "fcfs"),
+        default="skill",
+        help="skill: the players' skill windows; fcfs: first come, first served (no skill)",
     )
     parser.add_argument("--calibrate", action="store_true", help="measure the strength scale")
     parser.add_argument("--calibration-deals", type=int, default=40)
