@@ -30,7 +30,8 @@ final ratings with the hidden strength.
 
     .venv/bin/python bench/population.py [--players 10000] [--games 1800] [--rate 7]
         [--seating skill|fcfs] [--window base,widen,max] [--jobs 2] [--expert-samples 8]
-    .venv/bin/python bench/population.py --calibrate [--calibration-deals 40]
+    .venv/bin/python bench/population.py --calibrate [--calibration-deals 24]
+    .venv/bin/python bench/population.py --rescore bench/results/population.json
 
 Writes bench/results/population.json (``--calibrate``: population_calibration.json).
 """
@@ -80,6 +81,8 @@ from service.store.archives import FinishedGames  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 RULESET = "classic"
+GAME_BUCKETS = (("1", 1, 1), ("2-3", 2, 3), (">=4", 4, 10**9))
+"""The players' rated games the rank correlation is also given for."""
 
 
 @dataclass(slots=True)
@@ -330,14 +333,19 @@ def rho(selected: list[Player], final: dict[str, Rating], attr: str) -> float:
 def summarize(
     args: argparse.Namespace, pop: Population, run: Run, seconds: float, arrivals: float
 ) -> dict[str, Any]:
+    final = {p.id: pop.rating(p) for p in pop.players if p.games > 0}
+    rows = [
+        [p.id, p.style.level, p.style.noise, p.seats, p.games, final[p.id].mu, final[p.id].sigma]
+        for p in pop.players
+        if p.games > 0
+    ]
     tables: dict[str, Any] = {}
     for n in (2, 4):
         group = pop.groups[n]
         played = [p for p in group if p.games > 0]
-        final = {p.id: pop.rating(p) for p in played}
         strength = [p.strength for p in played]
         by_games = {}
-        for label, low, high in (("1", 1, 1), ("2-3", 2, 3), (">=4", 4, 10**9)):
+        for label, low, high in GAME_BUCKETS:
             chosen = [p for p in played if low <= p.games <= high]
             by_games[label] = {
                 "players": len(chosen),
@@ -403,7 +411,35 @@ def summarize(
         "backlog_max": run.backlog_max,
         "games_played": len(run.games),
         "tables": tables,
+        "rated_players": rows,
     }
+
+
+def rescore(result: dict[str, Any]) -> None:
+    """Recompute ``result``'s rank correlations with the hidden strength of the
+    current :data:`CALIBRATION` (after a new ``--calibrate``), in place."""
+    rated = [
+        (
+            Player(pid, Style(level, noise), seats, hidden_strength(Style(level, noise)), ""),
+            Rating(mu, sigma, games),
+        )
+        for pid, level, noise, seats, games, mu, sigma in result["rated_players"]
+    ]
+    for pl, rating in rated:
+        pl.games = rating.games
+    final = {pl.id: rating for pl, rating in rated}
+    for n, table in result["tables"].items():
+        played = [pl for pl, _r in rated if pl.seats == int(n)]
+        table["spearman_displayed"] = rho(played, final, "displayed")
+        table["spearman_mu"] = rho(played, final, "mu")
+        for label, low, high in GAME_BUCKETS:
+            chosen = [pl for pl in played if low <= pl.games <= high]
+            table["by_games"][label] |= {
+                "players": len(chosen),
+                "spearman_displayed": rho(chosen, final, "displayed"),
+                "spearman_mu": rho(chosen, final, "mu"),
+            }
+    result["meta"]["calibration"] = {"noises": CALIBRATION_NOISES, "points": CALIBRATION}
 
 
 def print_summary(result: dict[str, Any]) -> None:
@@ -474,10 +510,23 @@ def main() -> int:
         help="skill: the players' skill windows; fcfs: first come, first served (no skill)",
     )
     parser.add_argument("--calibrate", action="store_true", help="measure the strength scale")
-    parser.add_argument("--calibration-deals", type=int, default=40)
+    parser.add_argument("--calibration-deals", type=int, default=24)
+    parser.add_argument(
+        "--rescore",
+        type=Path,
+        default=None,
+        help="a population.json: its rank correlations again, with the current CALIBRATION",
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.rescore is not None:
+        result = json.loads(args.rescore.read_text())
+        rescore(result)
+        print_summary(result)
+        args.rescore.write_text(json.dumps(result, indent=2))
+        print(f"rewrote {args.rescore}")
+        return 0
     if args.calibrate:
         began = time.monotonic()
         result = calibrate(args.calibration_deals, args.jobs, args.expert_samples)
