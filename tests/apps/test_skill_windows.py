@@ -1,8 +1,9 @@
 """Skill-based quick-join on the test Redis: rated players far apart are not seated
 together until a table's window has widened enough; a crowd of mixed skills never
 over-fills a game nor gets a seat twice; the table keeps its games' skills; bad
-settings are refused.  (Skills are given to :func:`matchmaking.quick_join` as the API
-computes them from the players' ratings.)"""
+settings are refused.  Skills are given to :func:`matchmaking.quick_join` as the API
+computes them from the players' ratings, or over HTTP from ratings set through the
+ratings' store API."""
 
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ import pytest
 from service.config import Config
 from service.hosting import apps, matchmaking, players
 from service.hosting.lobby_operations import table_of
+from service.hosting.ratings import DEFAULT_MU, DEFAULT_SIGMA, rating_tag
 from service.hosting.record import GameRecord
 from service.hosting.refusals import LobbyBusyError
 from service.hosting.skill_window import SkillWindow
 from service.store import GameStore, StoreUnavailable
+from service.store.ratings import pool_name
 from service.store.skill_seek import SkillAsk
 from tests.apps.conftest import bearer, mint
 
@@ -215,3 +218,53 @@ def test_bad_settings_are_refused(store, app_id):
     assert SkillWindow.of(Config(), app) == SkillWindow(2.0, 0.2, 9.0)
     app = apps.set_matchmaking(store.apps, app_id, {"skill_base": None})
     assert SkillWindow.of(Config(), app) == SkillWindow(3.0, 0.2, 9.0)
+
+
+def rate(store: GameStore, app_id: str, player_id: str, mu: float, seats: int) -> None:
+    """Give ``player_id`` the rating ``mu`` at classic tables of ``seats`` (through the
+    ratings' store API, as a rated game would)."""
+    applied = store.ratings.apply(
+        rating_tag(app_id, player_id),
+        f"setup-{uuid.uuid4().hex}",
+        pool_name("classic", seats),
+        mu_change=mu - DEFAULT_MU,
+        sigma_before=DEFAULT_SIGMA,
+        sigma_after=DEFAULT_SIGMA,
+        default=(DEFAULT_MU, DEFAULT_SIGMA),
+    )
+    assert applied.applied and applied.mu == pytest.approx(mu)
+
+
+def test_over_http_players_far_apart_in_rating_meet_once_the_table_waited(
+    apps_client, new_app, store
+):
+    """The app's own window (``apps matchmaking``): 1 around the table's mean, 20 more
+    a second of its wait.  Ann (10) and bob (30) are not seated together at first;
+    cy (30) joins bob; once ann's table waited a second, dan (30) is seated with her;
+    and a player's leave takes its rating out of its table's skill."""
+    app = new_app("cards")
+    apps.set_matchmaking(
+        store.apps, app.id, {"skill_base": 1.0, "skill_widen_per_second": 20.0, "skill_max": 100}
+    )
+    for player, mu in (("ann", 10.0), ("bob", 30.0), ("cy", 30.0), ("dan", 30.0)):
+        rate(store, app.id, player, mu, 3)
+
+    def quick_join(player: str) -> dict[str, Any]:
+        token = mint(apps_client, app, player, player)
+        answer = apps_client.post(
+            "/v1/lobby/quick-join", json={"name": player, "seats": 3}, headers=bearer(token)
+        )
+        assert answer.status_code == 201, answer.get_json()
+        return answer.get_json()
+
+    ann, bob = quick_join("ann"), quick_join("bob")
+    assert ann["created"] and bob["created"] and ann["id"] != bob["id"]
+    assert quick_join("cy")["id"] == bob["id"]
+    time.sleep(1.5)
+    dan = quick_join("dan")
+    assert (dan["id"], dan["created"]) == (ann["id"], False)
+    table = table_of("classic", {}, 3, 60, 2, app.id)
+    assert store.lobby.skills(table, ann["id"]) == {"ann": 10.0, "dan": 30.0}
+    removed = apps_client.delete(f"/v1/games/{ann['id']}/players/ann", headers=app.auth)
+    assert removed.status_code == 200, removed.get_json()
+    assert store.lobby.skills(table, ann["id"]) == {"dan": 30.0}
