@@ -268,3 +268,56 @@ def test_over_http_players_far_apart_in_rating_meet_once_the_table_waited(
     removed = apps_client.delete(f"/v1/games/{ann['id']}/players/ann", headers=app.auth)
     assert removed.status_code == 200, removed.get_json()
     assert store.lobby.skills(table, ann["id"]) == {"dan": 30.0}
+
+
+def test_over_http_a_crowd_of_mixed_ratings_fills_games_of_its_levels(apps_app, new_app, store):
+    """36 players rated at three levels quick-join 3-seat tables at once over HTTP
+    (each with its key, retrying a 503 with it): every seat given once, no game
+    over-filled, no two levels together (the app's window: 2, never widening)."""
+    app = new_app("cards")
+    apps.set_matchmaking(
+        store.apps, app.id, {"skill_base": 2.0, "skill_widen_per_second": 0.0, "skill_max": 2.0}
+    )
+    rng = random.Random(11)
+    levels = {f"u{i}": rng.choice([15.0, 25.0, 35.0]) for i in range(36)}
+    setup = apps_app.test_client()
+    tokens = {}
+    for player, mu in levels.items():
+        rate(store, app.id, player, mu, 3)
+        tokens[player] = mint(setup, app, player, player)
+    barrier = threading.Barrier(len(levels))
+    answers: dict[str, dict[str, Any]] = {}
+    lock = threading.Lock()
+
+    def client(player: str) -> None:
+        http = apps_app.test_client()
+        headers = {**bearer(tokens[player]), "Idempotency-Key": str(uuid.uuid4())}
+        barrier.wait()
+        for _try in range(20):
+            answer = http.post(
+                "/v1/lobby/quick-join", json={"name": player, "seats": 3}, headers=headers
+            )
+            if answer.status_code == 201:
+                with lock:
+                    answers[player] = answer.get_json()
+                return
+            assert answer.status_code == 503, answer.get_json()
+            time.sleep(0.1)
+
+    threads = [threading.Thread(target=client, args=(p,)) for p in levels]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert len(answers) == len(levels)
+    assert max(Counter((a["id"], a["seat"]) for a in answers.values()).values()) == 1
+    by_game: dict[str, list[str]] = defaultdict(list)
+    for player, answer in answers.items():
+        by_game[answer["id"]].append(player)
+    for game_id, seated in by_game.items():
+        record = GameRecord.loaded(*store.load_game(game_id)[1:])
+        assert sorted(s.player_id for s in record.seats if s.name is not None) == sorted(seated)
+        assert len({levels[p] for p in seated}) == 1, "players of two levels together"
+    per_level = Counter(levels.values())
+    games_per_level = Counter(levels[seated[0]] for seated in by_game.values())
+    assert games_per_level == {lvl: math.ceil(n / 3) for lvl, n in per_level.items()}
