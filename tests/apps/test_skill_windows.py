@@ -321,3 +321,44 @@ def test_over_http_a_crowd_of_mixed_ratings_fills_games_of_its_levels(apps_app, 
     per_level = Counter(levels.values())
     games_per_level = Counter(levels[seated[0]] for seated in by_game.values())
     assert games_per_level == {lvl: math.ceil(n / 3) for lvl, n in per_level.items()}
+
+
+def test_a_waiting_table_is_filled_with_bots_of_its_players_level(
+    apps_app, new_app, store, bots_for
+):
+    """The app's ``bot_fill_seconds`` (1 s): ann (40) and bob (25) each wait alone at
+    a 3-seat table; a bot worker then seats expert bots beside ann, basic ones beside
+    bob, and both games start.  A table filled by players in time gets no bot."""
+    app = new_app("cards")
+    apps.set_matchmaking(store.apps, app.id, {"bot_fill_seconds": 1.0, "skill_base": 1.0})
+    bots_for(apps_app)
+    http = apps_app.test_client()
+    for player, mu in (("ann", 40.0), ("bob", 25.0), ("cy", 32.0), ("dan", 32.0)):
+        rate(store, app.id, player, mu, 3 if player in ("ann", "bob") else 2)
+
+    def quick_join(player: str, seats: int) -> dict[str, Any]:
+        token = mint(http, app, player, player)
+        answer = http.post(
+            "/v1/lobby/quick-join", json={"name": player, "seats": seats}, headers=bearer(token)
+        )
+        assert answer.status_code == 201, answer.get_json()
+        return answer.get_json()
+
+    ann, bob = quick_join("ann", 3), quick_join("bob", 3)
+    cy, dan = quick_join("cy", 2), quick_join("dan", 2)
+    assert ann["id"] != bob["id"] and dan["id"] == cy["id"] and dan["status"] == "playing"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        publics = [
+            http.get(f"/v1/games/{g['id']}", headers=app.auth).get_json() for g in (ann, bob)
+        ]
+        if all(p["status"] != "waiting" for p in publics):
+            break
+        time.sleep(0.2)
+    for public, level in zip(publics, ("expert", "basic"), strict=True):
+        assert public["status"] in ("playing", "finished"), public["status"]
+        assert [p["bot"] for p in public["players"]] == [None, level, level]
+    started = http.get(f"/v1/games/{cy['id']}", headers=app.auth).get_json()
+    assert [p["bot"] for p in started["players"]] == [None, None]
+    late = quick_join("ann", 3)
+    assert late["created"] and late["id"] not in (ann["id"], bob["id"])
