@@ -131,7 +131,7 @@ def test_an_apps_webhook_url_is_refused_as_a_games_is(admin, store, capsys, url)
 def test_matchmaking_shows_sets_and_refuses_bad_values(admin, store, capsys):
     made = admin("apps", "create", "Cards")
     shown = admin("apps", "matchmaking", made["id"])["matchmaking"]
-    assert shown == {"skill_base": None, "skill_widen_per_second": None, "skill_max": None}
+    assert shown == dict.fromkeys(apps.MATCHMAKING)
     set_ = admin(
         "apps", "matchmaking", made["id"], "--base", "2", "--widen-per-second", "0.5", "--max", "20"
     )
@@ -139,6 +139,7 @@ def test_matchmaking_shows_sets_and_refuses_bad_values(admin, store, capsys):
         "skill_base": 2.0,
         "skill_widen_per_second": 0.5,
         "skill_max": 20.0,
+        "bot_fill_seconds": None,
     }
     assert apps.load(store.apps, made["id"]).matchmaking["skill_max"] == 20.0
     back = admin("apps", "matchmaking", made["id"], "--max", "default")["matchmaking"]
@@ -153,3 +154,5 @@ def test_matchmaking_shows_sets_and_refuses_bad_values(admin, store, capsys):
         "skill_widen_per_second": 0.5,
     }
     admin("apps", "matchmaking", "nosuchapp0", "--base", "1", status=1)
+    filled = admin("apps", "matchmaking", made["id"], "--bot-fill-seconds", "60")
+    assert filled["matchmaking"]["bot_fill_seconds"] == 60.0
