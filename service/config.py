@@ -147,6 +147,7 @@ class Config:
     quickjoin_skill_base: float = 3.0
     quickjoin_skill_widen_per_second: float = 0.2
     quickjoin_skill_max: float = 25.0
+    quickjoin_bot_fill_seconds: int = 0
     auth_mode: str = "OPEN"
     app_creates_per_minute: int = 600
     app_concurrent_games: int = 10000
@@ -291,6 +292,9 @@ class Config:
                 "QUICKJOIN_SKILL_WIDEN_PER_SECOND", minimum=0, maximum=1e6
             ),
             quickjoin_skill_max=env.seconds("QUICKJOIN_SKILL_MAX", minimum=0, maximum=1e6),
+            quickjoin_bot_fill_seconds=env.integer(
+                "QUICKJOIN_BOT_FILL_SECONDS", minimum=0, maximum=86400
+            ),
             auth_mode=env.choice("AUTH_MODE", ("OPEN", "APPS")),
             app_creates_per_minute=env.integer("APP_CREATES_PER_MINUTE", minimum=0),
             app_concurrent_games=env.integer("APP_CONCURRENT_GAMES", minimum=0),

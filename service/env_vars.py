@@ -205,6 +205,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "unless the operator sets the app's own.",
     ),
     EnvVar(
+        "QUICKJOIN_BOT_FILL_SECONDS",
+        "0",
+        "`AUTH_MODE=apps`: a table a player's quick-join listed that still has open seats "
+        "this long after it was listed is filled with bots of its players' skill and starts "
+        "(0: never), unless the operator sets the app's own.",
+    ),
+    EnvVar(
         "RATE_LIMIT_AUTH_FAILURES",
         "30/minute",
         "Limit on 401 answers per client address (429 beyond).",

@@ -18,6 +18,7 @@ or configuration error.
     three-thirteen-admin apps remove-jwks <app id>
     three-thirteen-admin apps limits <app id> --creates-per-minute 100 --concurrent-games 500
     three-thirteen-admin apps matchmaking <app id> --base 2 --widen-per-second 0.5 --max 20
+    three-thirteen-admin apps matchmaking <app id> --bot-fill-seconds 60
     three-thirteen-admin apps webhook <app id> --url https://... [--events ...]
     three-thirteen-admin apps webhook <app id> --remove
 """
@@ -137,6 +138,7 @@ MATCHMAKING_OPTIONS = {
     "base": "skill_base",
     "widen_per_second": "skill_widen_per_second",
     "max": "skill_max",
+    "bot_fill_seconds": "bot_fill_seconds",
 }
 """``apps matchmaking``'s options -> the settings they set (:data:`apps.MATCHMAKING`)."""
 
@@ -157,8 +159,8 @@ def _setting_value(text: str) -> float | None:
 def _add_matchmaking_parser(app_commands: Any) -> None:
     matchmaking = app_commands.add_parser(
         "matchmaking",
-        help="show or set the skill window of the app's players' quick-joins (each a number, "
-        "or 'default': the server's QUICKJOIN_SKILL_<SETTING>)",
+        help="show or set the skill window of the app's players' quick-joins and when bots "
+        "fill their tables (each a number, or 'default': the server's QUICKJOIN_<SETTING>)",
     )
     matchmaking.add_argument("app_id")
     for option, name in MATCHMAKING_OPTIONS.items():

@@ -53,17 +53,19 @@ def holder_for(player_id: str | None) -> tuple[str | None, str | None]:
     return players.player_holder(found.app, player_id), player_id
 
 
-def skill_ask(player_id: str | None, body: dict[str, Any]) -> SkillAsk | None:
+def skill_ask(player_id: str | None, body: dict[str, Any]) -> tuple[SkillAsk | None, float]:
     """What the quick-join ``body`` of the app's player ``player_id`` asks of a
     table's games: its skill at tables of the body's ruleset and size, in the
-    window its app sets (else the configuration's); None for an anonymous one
-    (no player)."""
+    window its app sets (else the configuration's); and after how long a table it
+    lists is filled with bots (0: never).  ``(None, 0)`` for an anonymous one (no
+    player)."""
     directory = call().services.apps
     app = acting_app()
     if player_id is None or directory is None or app is None:
-        return None
+        return None, 0.0
     skill = player_skill(store(), app, body["ruleset"], body["seats"], player_id)
-    return SkillWindow.of(config(), directory.get(app)).ask(player_id, skill)
+    window = SkillWindow.of(config(), directory.get(app))
+    return window.ask(player_id, skill), window.bot_fill
 
 
 def with_holders(asked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:

@@ -123,6 +123,7 @@ class QuickJoin(MethodView):
         """
         idem = idempotency("quick-join", secret=True)
         holder, player_id = identities.holder_for(None)
+        skill, bot_fill = identities.skill_ask(player_id, body)
         try:
             out, last = matchmaking.quick_join(
                 store(),
@@ -134,7 +135,8 @@ class QuickJoin(MethodView):
                 app=identities.acting_app(),
                 holder=holder,
                 player_id=player_id,
-                skill=identities.skill_ask(player_id, body),
+                skill=skill,
+                bot_fill_seconds=bot_fill,
             )
         except IdempotentReplay as earlier:
             assert idem is not None

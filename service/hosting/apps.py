@@ -58,10 +58,10 @@ ended at once, moves a minute, lobby listings a minute (the app's backend and it
 players together), and moves a minute of each of its players."""
 
 
-MATCHMAKING = ("skill_base", "skill_widen_per_second", "skill_max")
-"""The quick-join skill window an operator sets per app (``three-thirteen-admin apps
-matchmaking``), each defaulting to the configuration's ``QUICKJOIN_<NAME>``
-(:class:`service.hosting.skill_window.SkillWindow`)."""
+MATCHMAKING = ("skill_base", "skill_widen_per_second", "skill_max", "bot_fill_seconds")
+"""The quick-join skill window (and when bots fill a table) an operator sets per app
+(``three-thirteen-admin apps matchmaking``), each defaulting to the configuration's
+``QUICKJOIN_<NAME>`` (:class:`service.hosting.skill_window.SkillWindow`)."""
 
 MATCHMAKING_MOST = 1e6
 """The largest value of a matchmaking setting."""

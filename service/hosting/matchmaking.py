@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.config import Config
-from service.hosting import lobby_caps, seating
+from service.hosting import bot_fill, lobby_caps, seating
 from service.hosting.lobby_operations import LobbyTimers, table_of
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
@@ -110,6 +110,9 @@ class Seeker:
     """Apps mode: the app's id of that player."""
     skill: SkillAsk | None = None
     """Apps mode, a player's quick-join: the games its seeks may be handed."""
+    bot_fill_seconds: float = 0.0
+    """Apps mode, a player's quick-join: a game it makes is filled with bots this
+    long after it was listed (0: never; :mod:`service.hosting.bot_fill`)."""
 
 
 def quick_join(
@@ -124,6 +127,7 @@ def quick_join(
     holder: str | None = None,
     player_id: str | None = None,
     skill: SkillAsk | None = None,
+    bot_fill_seconds: float = 0.0,
 ) -> tuple[dict[str, Any], Position]:
     """Seat the caller (at client ``address``) at a table of the kind ``body``
     asks for: the answer's body (``id``, ``seat``, ``token``, ``version``,
@@ -132,7 +136,8 @@ def quick_join(
     only; with a player's ``holder`` (the app's ``player_id``), the seat is that
     player's (no ``token``); with its ``skill`` (a rated player's:
     :meth:`service.hosting.skill_window.SkillWindow.ask`) at a table of its skill
-    only.
+    only, and a game it makes is filled with bots ``bot_fill_seconds`` after it
+    was listed (0: never).
 
     With ``idem`` (the request's ``Idempotency-Key``) the seeks are named after the
     key, each ticket's game is noted under it before its seat is taken, and the
@@ -152,7 +157,9 @@ def quick_join(
     hold = lobby_caps.Hold(store, config, address)
     hold.take_place()  # refused over the address's cap, before any seat is handed out
     try:
-        seeker = Seeker(store, config, idem, hold, location, app, holder, player_id, skill)
+        seeker = Seeker(
+            store, config, idem, hold, location, app, holder, player_id, skill, bot_fill_seconds
+        )
         return _seat_at(seeker, table, body)
     except NotDurable:  # the seat was taken (not confirmed yet): it counts
         raise
@@ -265,6 +272,8 @@ def _make(
         listed=True,
     )
     record.created_at = ticket.created_at
+    if ticket.new and seeker.skill is not None and seeker.bot_fill_seconds > 0:
+        record.deadline = bot_fill.fill_at(record, seeker.bot_fill_seconds)
     answer = None
     saved = None
     if ticket.new:

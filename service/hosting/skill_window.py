@@ -36,26 +36,29 @@ from service.store.skill_seek import SkillAsk
 class SkillWindow:
     """The window a table's mean skill must be in around a rated player's: ``base``
     for a table just listed, ``widen`` more for each second it waited, at most
-    ``most``."""
+    ``most``; and how long after it was listed a table is filled with bots
+    (``bot_fill``, 0: never; :mod:`service.hosting.bot_fill`)."""
 
     base: float
     widen: float
     most: float
+    bot_fill: float = 0.0
 
     @classmethod
     def of(cls, config: Config, app: App | None = None) -> SkillWindow:
         """The window ``app`` set (each setting it did not set: ``config``'s).
 
         >>> SkillWindow.of(Config())
-        SkillWindow(base=3.0, widen=0.2, most=25.0)
+        SkillWindow(base=3.0, widen=0.2, most=25.0, bot_fill=0)
         >>> SkillWindow.of(Config(), App("a1b2c3d4e5", "x", 0.0, matchmaking={"skill_max": 9}))
-        SkillWindow(base=3.0, widen=0.2, most=9)
+        SkillWindow(base=3.0, widen=0.2, most=9, bot_fill=0)
         """
         own = {} if app is None else app.matchmaking
         return cls(
             own.get("skill_base", config.quickjoin_skill_base),
             own.get("skill_widen_per_second", config.quickjoin_skill_widen_per_second),
             own.get("skill_max", config.quickjoin_skill_max),
+            own.get("bot_fill_seconds", config.quickjoin_bot_fill_seconds),
         )
 
     def at(self, waited: float) -> float:
