@@ -28,7 +28,7 @@ and of ``mu``), beside the spread of as many players of the same table size draw
 random at that moment (random seating), and the Spearman rank correlation of the
 final ratings with the hidden strength.
 
-    .venv/bin/python bench/population.py [--players 10000] [--games 1800] [--rate 7]
+    .venv/bin/python bench/population.py [--players 10000] [--games 1200] [--rate 6]
         [--seating skill|fcfs] [--window base,widen,max] [--jobs 2] [--expert-samples 8]
     .venv/bin/python bench/population.py --calibrate [--calibration-deals 24]
     .venv/bin/python bench/population.py --rescore bench/results/population.json
@@ -46,6 +46,7 @@ import os
 import platform
 import queue
 import random
+import signal
 import statistics
 import sys
 import time
@@ -495,8 +496,8 @@ def print_calibration(result: dict[str, Any]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=10_000)
-    parser.add_argument("--games", type=int, default=1800, help="games started, both sizes")
-    parser.add_argument("--rate", type=float, default=7.0, help="arrivals a second")
+    parser.add_argument("--games", type=int, default=1200, help="games started, both sizes")
+    parser.add_argument("--rate", type=float, default=6.0, help="arrivals a second")
     parser.add_argument("--jobs", type=int, default=2, help="processes playing the games")
     parser.add_argument("--expert-samples", type=int, default=8, help="the expert's samples")
     parser.add_argument("--seed", type=int, default=44)
@@ -519,6 +520,7 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the pool and Redis
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.rescore is not None:
         result = json.loads(args.rescore.read_text())
