@@ -311,6 +311,9 @@ def run_population(args: argparse.Namespace, server: RedisServer) -> dict[str, A
         while playing:
             collect()
             time.sleep(0.05)
+            if clock() - last_report >= 30:
+                last_report = clock()
+                log(f"{len(run.games)} played, {len(playing)} in play")
         log(f"{len(run.games)} games played; waiting for the archiver to rate them")
         finished = FinishedGames(store.client)
         for game in run.games:
