@@ -4,8 +4,8 @@
 free-for-all of 2 to 8 seats from their order (with ties) in one update, as a
 Bayesian estimate per player (``mu``, ``sigma``: see :mod:`service.hosting.ratings`)
 -- no pairwise Elo approximations, and a new player's rating moves fast while an
-established one moves little.  It is maintained, typed, and rates an 8-seat game in
-well under a millisecond.
+established one moves little.  It is maintained (openskill 6, typed, compiled
+wheels), and fast: an 8-seat game is rated in about 0.05 ms, a 2-seat one in 0.02 ms.
 
 **The order.** The lowest game total wins; equal totals share a rank.  A seat
 whose player resigned is ranked below every seat that did not, whatever its total
@@ -32,7 +32,10 @@ own slot that records the game id with the change and changes nothing for a game
 it recorded (:func:`apply_ratings`).  A change is applied as a delta (``mu`` moves by
 the computed change; ``sigma`` becomes the computed one, or is scaled by its ratio
 if another game changed it meanwhile), so a rating another game updated since the
-archive was computed keeps that game's change too.
+archive was computed keeps that game's change too.  With ``REDIS_WAIT_REPLICAS`` or
+``REDIS_WAIT_AOF``, each change is confirmed before the next step (and so before the
+finished game's entry is removed); without, a failover may lose a change made after
+the entry went: that player's rating then misses the game (never counts it twice).
 """
 
 from __future__ import annotations
