@@ -197,8 +197,10 @@ ROUTES: tuple[Route, ...] = (
         {"POST": Limited(Rate.PLAYER_TOKENS, Per.TOKEN)},
         access=Access.APP,
     ),
+    Route(player_routes.blp, PLAYER, player_routes.PlayerRead, access=Access.APP),
     Route(player_routes.blp, PLAYER + "/bar", player_routes.PlayerBar, access=Access.APP),
     Route(player_routes.blp, PLAYER + "/history", player_routes.PlayerHistory, access=Access.APP),
+    Route(player_routes.blp, "/me", player_routes.Me, access=Access.PLAYER),
     Route(player_routes.blp, "/me/games", player_routes.MyGames, access=Access.PLAYER),
     Route(player_routes.blp, "/me/history", player_routes.MyHistory, access=Access.PLAYER),
     Route(

@@ -129,3 +129,22 @@ def ratings_of(store: GameStore, app_id: str, player_id: str) -> list[PoolRating
         if ruleset in PRESETS and size.isdigit() and stored.mu is not None:
             out.append(PoolRating(ruleset, int(size), from_stored(stored)))
     return sorted(out, key=lambda p: (p.ruleset, p.table_size))
+
+
+def listed_ratings(
+    store: GameStore,
+    app_id: str,
+    player_id: str,
+    ruleset: str | None = None,
+    table_size: int | None = None,
+) -> list[PoolRating]:
+    """:func:`ratings_of`, only those of ``ruleset`` and/or ``table_size`` when given;
+    with both, the one rating of that pool (:data:`DEFAULT` before its first game)."""
+    if ruleset is not None and table_size is not None:
+        rating = current_rating(store, app_id, ruleset, table_size, player_id)
+        return [PoolRating(ruleset, table_size, rating)]
+    return [
+        pool
+        for pool in ratings_of(store, app_id, player_id)
+        if ruleset in (None, pool.ruleset) and table_size in (None, pool.table_size)
+    ]
