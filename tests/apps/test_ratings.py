@@ -248,7 +248,14 @@ def test_a_resigned_player_ranks_last_whatever_its_total(
     ranks = [seat["rank"] for seat in rated["seats"]]
     assert ranks[low] == 2 and ranks[1 - low] == 1
     assert rated["seats"][low]["mu_after"] < DEFAULT.mu < rated["seats"][1 - low]["mu_after"]
+    # a seat on autopilot is its player's, rated by its total
+    record.seats[low].resigned = False
+    record.seats[low].autopilot, record.seats[low].bot = True, "basic"
+    assert rating_updates.seat_kind(record, low) == rating_updates.PLAYER
+    on_autopilot = rate_game(store, record)
+    assert on_autopilot is not None and on_autopilot["seats"][low]["rank"] == 1
     # both resigned: they tie
+    record.seats[low].resigned = True
     record.seats[1 - low].resigned = True
     both = rate_game(store, record)
     assert both is not None and [s["rank"] for s in both["seats"]] == [1, 1]
