@@ -1,0 +1,287 @@
+"""Leaderboards in Redis: one board per app, ruleset and table size, each split in
+shards so that no single key is hot on a Redis Cluster.
+
+Layout (:func:`service.store.keys.leaderboard_key`): a board of ``shards`` shards
+(``LEADERBOARD_SHARDS``) keeps a player in shard :func:`shard_of` of its id, a pair
+of keys under the shard's own hash tag -- its slots spaced evenly over the 16384, so
+the shards spread over a cluster's nodes:
+
+* ``...:ratings`` sorted set -- member the player id, score *minus* its rating: Redis
+  orders a sorted set by score, then by member (bytewise), so ascending order is the
+  board's order, the highest rating first and ties by player id (a total order: a
+  page's cursor is the last entry it gave);
+* ``...:games`` hash -- player id -> the rated games it played.
+
+A read runs one script on every shard, sent in one pipeline (one round trip per node
+on a cluster, where redis-py's pipeline sends each node its shards' commands): each
+script places a point ``(rating, player id)`` in its shard's order -- entries of higher
+scores by ``ZCOUNT``, ties by a binary search over ranks (``O(log n)`` each) -- and
+answers how many entries are before the point, the few entries around it and the
+shard's size.  Merging those gives a page after a cursor (:meth:`Leaderboards.window`
+with ``before=0``) or the entries around a player, whose rank is one more than the
+sum of the entries before it in every shard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import NoScriptError
+
+from service.store import keys
+from service.store.failures import translate_errors
+from service.store.redis_client import RedisClient
+
+POST_SCRIPT = """
+-- Put a player on its shard of a leaderboard at a rating, or take it off.  A post
+-- with fewer games than the shard holds for the player is stale and changes nothing.
+-- KEYS[1] the shard's ratings (sorted set), KEYS[2] its games (hash)
+-- ARGV[1] the player id, ARGV[2] its score (minus its rating; "": take it off),
+-- ARGV[3] its rated games
+-- Returns 1 when the player is on the shard as posted, 0 when taken off, -1 when stale.
+local had = redis.call('HGET', KEYS[2], ARGV[1])
+if had and tonumber(had) > tonumber(ARGV[3]) then return -1 end
+if ARGV[2] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return 1
+"""
+
+WINDOW_SCRIPT = """
+-- One shard's part of a read: where a point falls in the shard's order (score
+-- ascending, then member bytewise, as Redis orders them), and the entries around it.
+-- KEYS[1] the shard's ratings (sorted set), KEYS[2] its games (hash)
+-- ARGV[1] the point's score ("": before every entry), ARGV[2] its player id,
+-- ARGV[3] "1": an entry equal to the point is before it (a page after a cursor),
+-- "0": it is not (a player's rank), ARGV[4] entries to give before the point,
+-- ARGV[5] entries to give from the point on
+-- Returns {size, before, first, member, score, games, member, score, games, ...}:
+-- the shard's size, how many of its entries are before the point, the rank of the
+-- first entry given, and the entries from rank first to before + ARGV[5] - 1.
+local function lower(a, b)  -- bytewise, not Lua's locale-dependent comparison
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local size = redis.call('ZCARD', KEYS[1])
+local at = 0
+if ARGV[1] ~= '' then
+  local lo = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[1])
+  local hi = lo + redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1])
+  local inclusive = ARGV[3] == '1'
+  while lo < hi do  -- the first tie at or after the point's player id
+    local mid = math.floor((lo + hi) / 2)
+    local member = redis.call('ZRANGE', KEYS[1], mid, mid)[1]
+    if lower(member, ARGV[2]) or (inclusive and member == ARGV[2]) then
+      lo = mid + 1
+    else
+      hi = mid
+    end
+  end
+  at = lo
+end
+local first = math.max(0, at - tonumber(ARGV[4]))
+local last = at + tonumber(ARGV[5]) - 1
+local out = {size, at, first}
+if last < first then return out end
+local rows = redis.call('ZRANGE', KEYS[1], first, last, 'WITHSCORES')
+if #rows == 0 then return out end
+local members = {}
+for i = 1, #rows, 2 do members[#members + 1] = rows[i] end
+local games = redis.call('HMGET', KEYS[2], unpack(members))
+for i = 1, #members do
+  out[#out + 1] = members[i]
+  out[#out + 1] = rows[2 * i]
+  out[#out + 1] = games[i] or '0'
+end
+return out
+"""
+
+_WINDOW_SHA = hashlib.sha1(WINDOW_SCRIPT.encode()).hexdigest()
+
+
+def shard_of(player_id: str, shards: int) -> int:
+    """The shard of a board that holds ``player_id``: stable across processes.
+
+    >>> shard_of("u1", 16), shard_of("u1", 1)
+    (10, 0)
+    """
+    digest = hashlib.sha256(player_id.encode()).digest()
+    return int.from_bytes(digest[:8], "big") % shards
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A player on a board: its id, rating and rated games."""
+
+    player_id: str
+    rating: float
+    games: int
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """Entries of a board around a point of its order: ``ahead`` entries of the board
+    are before the point; ``above`` the last of them (in the board's order, the
+    nearest last), ``below`` the first entries from the point on; ``total`` the
+    board's entries."""
+
+    ahead: int
+    above: list[Row]
+    below: list[Row]
+    total: int
+
+
+def _score(rating: float) -> str:
+    """A rating's stored score: its negation, exactly (``repr`` round-trips).
+
+    >>> _score(1500.25), _score(0.0), _score(-3.0)
+    ('-1500.25', '0.0', '3.0')
+    """
+    if not math.isfinite(rating):
+        raise ValueError(f"a rating must be a finite number, got {rating!r}")
+    return repr(-rating + 0.0)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _order(row: Row) -> tuple[float, bytes]:
+    return -row.rating, row.player_id.encode()
+
+
+class Leaderboards:
+    """The leaderboards' Redis calls (thread-safe; one per :class:`GameStore`).
+    ``board`` is a board's name (``<app>.<ruleset>.<table size>``)."""
+
+    def __init__(self, client: Callable[[], RedisClient], shards: int) -> None:
+        """``client``: a function returning the store's client (connected lazily);
+        ``shards``: ``LEADERBOARD_SHARDS``."""
+        if not 1 <= shards <= 1024:
+            raise ValueError(f"a board has 1 to 1024 shards, not {shards}")
+        self._client = client
+        self.shards = shards
+        self._post: Any = None
+
+    def _keys(self, board: str, shard: int) -> list[str]:
+        return [
+            keys.leaderboard_key(board, shard, self.shards, "ratings"),
+            keys.leaderboard_key(board, shard, self.shards, "games"),
+        ]
+
+    def shard_keys(self, board: str) -> list[list[str]]:
+        """Each shard's keys (its ratings, its games), by shard."""
+        return [self._keys(board, shard) for shard in range(self.shards)]
+
+    def post(self, board: str, player_id: str, rating: float | None, games: int) -> int:
+        """Put ``player_id`` on ``board`` at ``rating`` with ``games`` rated games
+        (None: take it off the board).  Returns 1 when it is on the board as posted,
+        0 when taken off, -1 when the board holds it with more games already (a stale
+        post, which changes nothing)."""
+        score = "" if rating is None else _score(rating)
+        client = self._client()
+        if self._post is None:
+            self._post = client.register_script(POST_SCRIPT)
+        key_list = self._keys(board, shard_of(player_id, self.shards))
+        with translate_errors():
+            return int(self._post(keys=key_list, args=[player_id, score, int(games)]))
+
+    def remove(self, board: str, player_id: str) -> None:
+        """Take ``player_id`` off ``board``, whatever its games."""
+        ratings, games = self._keys(board, shard_of(player_id, self.shards))
+        with translate_errors():
+            pipe = self._client().pipeline(transaction=False)
+            pipe.zrem(ratings, player_id)
+            pipe.hdel(games, player_id)
+            pipe.execute()
+
+    def row(self, board: str, player_id: str) -> Row | None:
+        """``player_id``'s entry on ``board`` (None: not on it), in one round trip."""
+        ratings, games = self._keys(board, shard_of(player_id, self.shards))
+        with translate_errors():
+            pipe = self._client().pipeline(transaction=False)
+            pipe.zscore(ratings, player_id)
+            pipe.hget(games, player_id)
+            score, played = pipe.execute()
+        if score is None:
+            return None
+        return Row(player_id, -float(score) + 0.0, int(played or 0))
+
+    def total(self, board: str) -> int:
+        """How many players ``board`` holds (one round trip per node)."""
+        with translate_errors():
+            pipe = self._client().pipeline(transaction=False)
+            for ratings, _games in self.shard_keys(board):
+                pipe.zcard(ratings)
+            return sum(int(n) for n in pipe.execute())
+
+    def window(
+        self,
+        board: str,
+        point: tuple[float, str] | None,
+        *,
+        inclusive: bool,
+        before: int,
+        after: int,
+    ) -> Window:
+        """The entries of ``board`` around ``point`` (``(rating, player id)``; None:
+        before the first entry): ``before`` entries before it and ``after`` from it
+        on (``inclusive``: an entry equal to the point counts as before it).  One
+        script per shard, all in one pipeline: one round trip per node."""
+        args: list[Any] = (
+            ["", "", "1"] if point is None else [_score(point[0]), point[1], "1" if inclusive else "0"]
+        )
+        replies = self._run_everywhere(board, [*args, before, after])
+        ahead = total = 0
+        above: list[list[Row]] = []
+        below: list[list[Row]] = []
+        for reply in replies:
+            size, at, first = int(reply[0]), int(reply[1]), int(reply[2])
+            total += size
+            ahead += at
+            rows = [
+                Row(_text(member), -float(score) + 0.0, int(games))
+                for member, score, games in zip(
+                    reply[3::3], reply[4::3], reply[5::3], strict=True
+                )
+            ]
+            above.append(rows[: at - first])
+            below.append(rows[at - first :])
+        merged_above = list(heapq.merge(*above, key=_order))
+        merged_below = list(heapq.merge(*below, key=_order))
+        return Window(
+            ahead,
+            merged_above[len(merged_above) - before :] if before else [],
+            merged_below[:after],
+            total,
+        )
+
+    def _run_everywhere(self, board: str, args: list[Any]) -> list[Any]:
+        """:data:`WINDOW_SCRIPT`'s reply on every shard of ``board``, in one pipeline
+        (the script is loaded, on every primary, when Redis lacks it)."""
+        client = self._client()
+        with translate_errors():
+            for attempt in range(2):
+                pipe = client.pipeline(transaction=False)
+                for key_list in self.shard_keys(board):
+                    pipe.execute_command("EVALSHA", _WINDOW_SHA, len(key_list), *key_list, *args)
+                try:
+                    return list(pipe.execute())
+                except NoScriptError:
+                    if attempt:
+                        raise
+                    client.script_load(WINDOW_SCRIPT)
+        raise AssertionError("unreachable")
