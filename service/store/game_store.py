@@ -137,7 +137,7 @@ class GameStore(GameReads, TicketStore):
         self.archives = Archives(lambda: self.client)
         """Finished games' archives and players' histories (:mod:`service.store.archives`)."""
         self.leaderboards = Leaderboards(lambda: self.client, cfg.leaderboard_shards)
-        """The leaderboards, of ``LEADERBOARD_SHARDS`` shards (:mod:`service.store.leaderboards`)."""
+        """The leaderboards, sharded (:mod:`service.store.leaderboards`)."""
         self.app_hooks = AppHookLog(lambda: self.client, self.game_ttl_seconds)
         """The delivery logs of apps' webhooks (:mod:`service.store.app_hook_log`)."""
         if client is not None:

@@ -24,6 +24,7 @@ sum of the entries before it in every shard.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import heapq
 import math
@@ -40,33 +41,28 @@ from service.store.redis_client import RedisClient
 POST_SCRIPT = """
 -- Put a player on its shard of a leaderboard at a rating, or take it off.  A post
 -- with fewer games than the shard holds for the player is stale and changes nothing.
--- KEYS[1] the shard's ratings (sorted set), KEYS[2] its games (hash)
+-- KEYS[1] the shard's ratings (sorted set), KEYS[2] its entries (hash)
 -- ARGV[1] the player id, ARGV[2] its score (minus its rating; "": take it off),
--- ARGV[3] its rated games
+-- ARGV[3] its rated games, ARGV[4] now (ms)
 -- Returns 1 when the player is on the shard as posted, 0 when taken off, -1 when stale.
 local had = redis.call('HGET', KEYS[2], ARGV[1])
-if had and tonumber(had) > tonumber(ARGV[3]) then return -1 end
+if had and tonumber(string.match(had, '^%d+')) > tonumber(ARGV[3]) then return -1 end
 if ARGV[2] == '' then
   redis.call('ZREM', KEYS[1], ARGV[1])
   redis.call('HDEL', KEYS[2], ARGV[1])
   return 0
 end
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if had and score and tonumber(score) == tonumber(ARGV[2])
+    and tonumber(string.match(had, '^%d+')) == tonumber(ARGV[3]) then
+  return 1  -- the same post again: its time of change stays
+end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3] .. ':' .. ARGV[4])
 return 1
 """
 
-WINDOW_SCRIPT = """
--- One shard's part of a read: where a point falls in the shard's order (score
--- ascending, then member bytewise, as Redis orders them), and the entries around it.
--- KEYS[1] the shard's ratings (sorted set), KEYS[2] its games (hash)
--- ARGV[1] the point's score ("": before every entry), ARGV[2] its player id,
--- ARGV[3] "1": an entry equal to the point is before it (a page after a cursor),
--- "0": it is not (a player's rank), ARGV[4] entries to give before the point,
--- ARGV[5] entries to give from the point on
--- Returns {size, before, first, member, score, games, member, score, games, ...}:
--- the shard's size, how many of its entries are before the point, the rank of the
--- first entry given, and the entries from rank first to before + ARGV[5] - 1.
+_PLACE = """
 local function lower(a, b)  -- bytewise, not Lua's locale-dependent comparison
   local n = math.min(#a, #b)
   for i = 1, n do
@@ -81,7 +77,7 @@ if ARGV[1] ~= '' then
   local lo = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[1])
   local hi = lo + redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1])
   local inclusive = ARGV[3] == '1'
-  while lo < hi do  -- the first tie at or after the point's player id
+  while lo < hi do  -- the first tie after the point's player id (or at it)
     local mid = math.floor((lo + hi) / 2)
     local member = redis.call('ZRANGE', KEYS[1], mid, mid)[1]
     if lower(member, ARGV[2]) or (inclusive and member == ARGV[2]) then
@@ -92,6 +88,23 @@ if ARGV[1] ~= '' then
   end
   at = lo
 end
+"""
+
+WINDOW_SCRIPT = (
+    """
+-- One shard's part of a player's place: where a point falls in the shard's order
+-- (score ascending, then member bytewise, as Redis orders them), and the entries
+-- around it.
+-- KEYS[1] the shard's ratings (sorted set), KEYS[2] its entries (hash)
+-- ARGV[1] the point's score ("": before every entry), ARGV[2] its player id,
+-- ARGV[3] "1": an entry equal to the point is before it, "0": it is not,
+-- ARGV[4] entries to give before the point, ARGV[5] entries to give from it on
+-- Returns {size, before, first, member, score, entry, ...}: the shard's size, how
+-- many of its entries are before the point, the rank of the first entry given, and
+-- the entries from rank first to before + ARGV[5] - 1 (entry: "<games>:<ms>").
+"""
+    + _PLACE
+    + """
 local first = math.max(0, at - tonumber(ARGV[4]))
 local last = at + tonumber(ARGV[5]) - 1
 local out = {size, at, first}
@@ -100,16 +113,62 @@ local rows = redis.call('ZRANGE', KEYS[1], first, last, 'WITHSCORES')
 if #rows == 0 then return out end
 local members = {}
 for i = 1, #rows, 2 do members[#members + 1] = rows[i] end
-local games = redis.call('HMGET', KEYS[2], unpack(members))
+local entries = redis.call('HMGET', KEYS[2], unpack(members))
 for i = 1, #members do
   out[#out + 1] = members[i]
   out[#out + 1] = rows[2 * i]
-  out[#out + 1] = games[i] or '0'
+  out[#out + 1] = entries[i] or '0:0'
 end
 return out
 """
+)
 
-_WINDOW_SHA = hashlib.sha1(WINDOW_SCRIPT.encode()).hexdigest()
+PAGE_SCRIPT = (
+    """
+-- One shard's part of a page of a walk begun at a time: the entries after a cursor
+-- (in the shard's order, as WINDOW_SCRIPT's), up to a number of them changed before
+-- the walk began, reading at most a number of entries.
+-- KEYS[1] the shard's ratings (sorted set), KEYS[2] its entries (hash)
+-- ARGV[1] the cursor's score ("": from the first entry), ARGV[2] its player id,
+-- ARGV[3] "1", ARGV[4] the entries wanted, ARGV[5] the most entries to read,
+-- ARGV[6] when the walk began (ms): an entry changed later is read, not wanted
+-- Returns {size, before, complete, member, score, entry, ...}: the shard's size, how
+-- many of its entries are at or before the cursor, 1 if every entry after the
+-- cursor was read (else 0), and the entries read, in order (entry: "<games>:<ms>").
+"""
+    + _PLACE
+    + """
+local wanted, most, since = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local out = {size, at, 0}
+local kept, read, from = 0, 0, at
+while kept < wanted and read < most and from < size do
+  local chunk = math.min(most - read, wanted - kept + 8)
+  local rows = redis.call('ZRANGE', KEYS[1], from, from + chunk - 1, 'WITHSCORES')
+  if #rows == 0 then break end
+  local members = {}
+  for i = 1, #rows, 2 do members[#members + 1] = rows[i] end
+  local entries = redis.call('HMGET', KEYS[2], unpack(members))
+  for i = 1, #members do
+    local entry = entries[i] or '0:0'
+    out[#out + 1] = members[i]
+    out[#out + 1] = rows[2 * i]
+    out[#out + 1] = entry
+    read = read + 1
+    if tonumber(string.match(entry, ':(%d+)$')) <= since then
+      kept = kept + 1
+      if kept == wanted then break end
+    end
+  end
+  from = at + read
+end
+if at + read >= size then out[3] = 1 end
+return out
+"""
+)
+
+_SHAS = {
+    script: hashlib.sha1(script.encode()).hexdigest() for script in (WINDOW_SCRIPT, PAGE_SCRIPT)
+}
 
 
 def shard_of(player_id: str, shards: int) -> int:
@@ -144,6 +203,20 @@ class Window:
     total: int
 
 
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A page of a walk: its ``(rank, row)``, in order; the point after which the next
+    page begins (None: this was the last); the board's entries."""
+
+    rows: list[tuple[int, Row]]
+    next: tuple[float, str] | None
+    total: int
+
+
+Key = tuple[float, bytes]
+"""An entry's place in a shard's order: its score (minus its rating), its member."""
+
+
 def _score(rating: float) -> str:
     """A rating's stored score: its negation, exactly (``repr`` round-trips).
 
@@ -159,8 +232,24 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _order(row: Row) -> tuple[float, bytes]:
-    return -row.rating, row.player_id.encode()
+def _rows(reply: list[Any]) -> list[tuple[Key, Row, int]]:
+    """The entries of a script's reply from its fourth item on: each entry's key, its
+    row and when it last changed (ms)."""
+    out = []
+    for member, score, entry in zip(reply[3::3], reply[4::3], reply[5::3], strict=True):
+        games, _, changed = _text(entry).partition(":")
+        z = float(score)
+        player = _text(member)
+        out.append(((z, player.encode()), Row(player, -z + 0.0, int(games)), int(changed or 0)))
+    return out
+
+
+def _order(row: Row) -> Key:
+    return -row.rating + 0.0, row.player_id.encode()
+
+
+def _point(point: tuple[float, str] | None) -> list[str]:
+    return ["", ""] if point is None else [_score(point[0]), point[1]]
 
 
 class Leaderboards:
@@ -179,72 +268,63 @@ class Leaderboards:
     def _keys(self, board: str, shard: int) -> list[str]:
         return [
             keys.leaderboard_key(board, shard, self.shards, "ratings"),
-            keys.leaderboard_key(board, shard, self.shards, "games"),
+            keys.leaderboard_key(board, shard, self.shards, "entries"),
         ]
 
     def shard_keys(self, board: str) -> list[list[str]]:
-        """Each shard's keys (its ratings, its games), by shard."""
+        """Each shard's keys (its ratings, its entries), by shard."""
         return [self._keys(board, shard) for shard in range(self.shards)]
 
-    def post(self, board: str, player_id: str, rating: float | None, games: int) -> int:
-        """Put ``player_id`` on ``board`` at ``rating`` with ``games`` rated games
-        (None: take it off the board).  Returns 1 when it is on the board as posted,
-        0 when taken off, -1 when the board holds it with more games already (a stale
-        post, which changes nothing)."""
+    def post(
+        self, board: str, player_id: str, rating: float | None, games: int, now_ms: int
+    ) -> int:
+        """Put ``player_id`` on ``board`` at ``rating`` with ``games`` rated games,
+        changed at ``now_ms`` (None: take it off the board).  Returns 1 when it is on
+        the board as posted, 0 when taken off, -1 when the board holds it with more
+        games already (a stale post, which changes nothing)."""
         score = "" if rating is None else _score(rating)
         client = self._client()
         if self._post is None:
             self._post = client.register_script(POST_SCRIPT)
         key_list = self._keys(board, shard_of(player_id, self.shards))
         with translate_errors():
-            return int(self._post(keys=key_list, args=[player_id, score, int(games)]))
+            return int(self._post(keys=key_list, args=[player_id, score, int(games), now_ms]))
 
     def remove(self, board: str, player_id: str) -> None:
         """Take ``player_id`` off ``board``, whatever its games."""
-        ratings, games = self._keys(board, shard_of(player_id, self.shards))
+        ratings, entries = self._keys(board, shard_of(player_id, self.shards))
         with translate_errors():
             pipe = self._client().pipeline(transaction=False)
             pipe.zrem(ratings, player_id)
-            pipe.hdel(games, player_id)
+            pipe.hdel(entries, player_id)
             pipe.execute()
 
     def row(self, board: str, player_id: str) -> Row | None:
         """``player_id``'s entry on ``board`` (None: not on it), in one round trip."""
-        ratings, games = self._keys(board, shard_of(player_id, self.shards))
+        ratings, entries = self._keys(board, shard_of(player_id, self.shards))
         with translate_errors():
             pipe = self._client().pipeline(transaction=False)
             pipe.zscore(ratings, player_id)
-            pipe.hget(games, player_id)
-            score, played = pipe.execute()
+            pipe.hget(entries, player_id)
+            score, entry = pipe.execute()
         if score is None:
             return None
-        return Row(player_id, -float(score) + 0.0, int(played or 0))
+        games = _text(entry or b"0").partition(":")[0]
+        return Row(player_id, -float(score) + 0.0, int(games))
 
     def total(self, board: str) -> int:
         """How many players ``board`` holds (one round trip per node)."""
         with translate_errors():
             pipe = self._client().pipeline(transaction=False)
-            for ratings, _games in self.shard_keys(board):
+            for ratings, _entries in self.shard_keys(board):
                 pipe.zcard(ratings)
             return sum(int(n) for n in pipe.execute())
 
-    def window(
-        self,
-        board: str,
-        point: tuple[float, str] | None,
-        *,
-        inclusive: bool,
-        before: int,
-        after: int,
-    ) -> Window:
-        """The entries of ``board`` around ``point`` (``(rating, player id)``; None:
-        before the first entry): ``before`` entries before it and ``after`` from it
-        on (``inclusive``: an entry equal to the point counts as before it).  One
-        script per shard, all in one pipeline: one round trip per node."""
-        args: list[Any] = (
-            ["", "", "1"] if point is None else [_score(point[0]), point[1], "1" if inclusive else "0"]
-        )
-        replies = self._run_everywhere(board, [*args, before, after])
+    def window(self, board: str, point: tuple[float, str], *, before: int, after: int) -> Window:
+        """The entries of ``board`` around ``point`` (``(rating, player id)``):
+        ``before`` entries before it and ``after`` from it on.  One script per shard,
+        all in one pipeline: one round trip per node."""
+        replies = self._run_everywhere(WINDOW_SCRIPT, board, [*_point(point), "0", before, after])
         ahead = total = 0
         above: list[list[Row]] = []
         below: list[list[Row]] = []
@@ -252,36 +332,68 @@ class Leaderboards:
             size, at, first = int(reply[0]), int(reply[1]), int(reply[2])
             total += size
             ahead += at
-            rows = [
-                Row(_text(member), -float(score) + 0.0, int(games))
-                for member, score, games in zip(
-                    reply[3::3], reply[4::3], reply[5::3], strict=True
-                )
-            ]
+            rows = [row for _key, row, _changed in _rows(reply)]
             above.append(rows[: at - first])
             below.append(rows[at - first :])
         merged_above = list(heapq.merge(*above, key=_order))
         merged_below = list(heapq.merge(*below, key=_order))
         return Window(
             ahead,
-            merged_above[len(merged_above) - before :] if before else [],
+            merged_above[max(0, len(merged_above) - before) :],
             merged_below[:after],
             total,
         )
 
-    def _run_everywhere(self, board: str, args: list[Any]) -> list[Any]:
-        """:data:`WINDOW_SCRIPT`'s reply on every shard of ``board``, in one pipeline
-        (the script is loaded, on every primary, when Redis lacks it)."""
+    def page(self, board: str, after: tuple[float, str] | None, since_ms: int, limit: int) -> Page:
+        """The next ``limit`` entries of ``board`` after the point ``after`` (None:
+        from the first) that have not changed since ``since_ms``, with their ranks
+        now.  Every shard reads at most ``4 * limit + 64`` entries (many changed
+        since: a page shorter than ``limit``, with a next point); the page ends where
+        every shard is known to be read, so no entry between two points is left out
+        and none is given twice.  One round trip per node."""
+        most = 4 * limit + 64
+        replies = self._run_everywhere(
+            PAGE_SCRIPT, board, [*_point(after), "1", limit, most, since_ms]
+        )
+        ahead = total = 0
+        floor: Key | None = None  # every shard was read down to here
+        read: list[list[Key]] = []
+        kept: list[tuple[Key, Row]] = []
+        for reply in replies:
+            total += int(reply[0])
+            ahead += int(reply[1])
+            rows = _rows(reply)
+            read.append([key for key, _row, _changed in rows])
+            kept += [(key, row) for key, row, changed in rows if changed <= since_ms]
+            if not int(reply[2]) and rows and (floor is None or rows[-1][0] < floor):
+                floor = rows[-1][0]
+        found = sorted(item for item in kept if floor is None or item[0] <= floor)
+        shown = found[:limit]
+        ranked = [
+            (1 + ahead + sum(bisect.bisect_left(keys_read, key) for keys_read in read), row)
+            for key, row in shown
+        ]
+        if len(found) > limit:
+            last = shown[-1][1]
+            return Page(ranked, (last.rating, last.player_id), total)
+        if floor is None:
+            return Page(ranked, None, total)
+        return Page(ranked, (-floor[0] + 0.0, floor[1].decode()), total)
+
+    def _run_everywhere(self, script: str, board: str, args: list[Any]) -> list[Any]:
+        """``script``'s reply on every shard of ``board``, in one pipeline (the script
+        is loaded, on every primary, when Redis lacks it)."""
         client = self._client()
+        sha = _SHAS[script]
         with translate_errors():
             for attempt in range(2):
                 pipe = client.pipeline(transaction=False)
                 for key_list in self.shard_keys(board):
-                    pipe.execute_command("EVALSHA", _WINDOW_SHA, len(key_list), *key_list, *args)
+                    pipe.execute_command("EVALSHA", sha, len(key_list), *key_list, *args)
                 try:
                     return list(pipe.execute())
                 except NoScriptError:
                     if attempt:
                         raise
-                    client.script_load(WINDOW_SCRIPT)
+                    client.script_load(script)
         raise AssertionError("unreachable")
