@@ -57,7 +57,7 @@ Handler = Callable[..., Response]
 
 GAME = "/<game_id:game_id>"
 PLAYER = "/players/<player_id:player_id>"
-BOARD = "/leaderboards/<ruleset>/<int:table_size>"
+BOARD = "/leaderboards/<ruleset:ruleset>/<table_size:table_size>"
 
 
 @dataclass(frozen=True)
