@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import random
 import statistics
 import sys
@@ -86,6 +87,16 @@ def timed(reads: int, call: Callable[[int], Any]) -> list[float]:
     return samples
 
 
+def redis_time(client: Any, reads: int, call: Callable[[int], Any]) -> float:
+    """Redis's own time per read (µs: every command's, from ``INFO commandstats``)."""
+    client.config_resetstat()
+    for i in range(reads):
+        call(i)
+    stats = client.info("commandstats")
+    busy = sum(v["usec"] for k, v in stats.items() if not k.endswith(("config|resetstat", "info")))
+    return float(busy) / reads
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=1_000_000)
@@ -100,6 +111,7 @@ def main() -> int:
     server = RedisServer().start()
     gunicorn: GunicornServer | None = None
     results: dict[str, dict[str, tuple[float, float]]] = {}
+    redis_us: dict[str, float] = {}
     try:
         config = Config.from_env({"REDIS_URL": server.url})
         store = GameStore(connect(config), config=config)
@@ -132,6 +144,7 @@ def main() -> int:
         ):
             timed(min(200, args.reads), call)  # warm up
             results.setdefault(name, {})["hosting"] = percentiles(timed(args.reads, call))
+            redis_us[name] = redis_time(store.client, min(500, args.reads), call)
             log(f"hosting {name}: p50 {results[name]['hosting'][0]:.2f} ms")
 
         if not args.no_http:
@@ -180,11 +193,18 @@ def main() -> int:
         server.cleanup()
 
     print(f"\nplayers {args.players:,}, reads {args.reads} each, 16 shards, one thread")
-    print(f"{'read':12s} {'hosting p50':>12s} {'p99':>8s} {'HTTP p50':>10s} {'p99':>8s}  (ms)")
+    print(
+        f"{'read':12s} {'hosting p50':>12s} {'p99':>8s} {'HTTP p50':>10s} {'p99':>8s}  (ms)"
+        f"  {'Redis time/read':>16s}"
+    )
     for name, found in results.items():
         h50, h99 = found["hosting"]
         w50, w99 = found.get("http", (float("nan"), float("nan")))
-        print(f"{name:12s} {h50:12.2f} {h99:8.2f} {w50:10.2f} {w99:8.2f}")
+        print(
+            f"{name:12s} {h50:12.2f} {h99:8.2f} {w50:10.2f} {w99:8.2f}"
+            f"       {redis_us[name]:8.0f} µs"
+        )
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     used = after - before
     print(
         f"used_memory: {before / 2**20:.1f} MiB before, {after / 2**20:.1f} MiB after: "

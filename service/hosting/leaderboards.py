@@ -44,6 +44,10 @@ AROUND_COUNT = 5
 AROUND_MAX_COUNT = 50
 """The most entries above (and below) a player."""
 
+PAGE_ROUNDS = 3
+"""The most reads of a page: a read may end early where one shard's entries run out
+(:meth:`service.store.leaderboards.Leaderboards.page`), and the next reads on."""
+
 CURSOR_PATTERN = rf"^[0-9]{{1,15}}:-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?:{PLAYER_ID_PATTERN}$"
 """A page's cursor: when the walk began (ms), and the point after which the next page
 begins -- a rating and a player id, usually the last entry given:
@@ -178,16 +182,22 @@ def remove(store: GameStore, board: Board, player_id: str) -> None:
 def top(store: GameStore, board: Board, limit: int, cursor: str | None = None) -> Page:
     """A page of ``board``: its ``limit`` best entries after ``cursor`` (a page's
     ``next``; None: the first page, which begins a walk) left unchanged since the walk
-    began, in one round trip per node.  A page may come shorter than ``limit`` while
-    ``next`` is not None (when many entries changed during the walk)."""
+    began: one round trip per node, rarely more (:data:`PAGE_ROUNDS` at most).  A page
+    may come shorter than ``limit`` while ``next`` is not None (when many entries
+    changed during the walk)."""
     if cursor is None:
         since, point = int(time.time() * 1000), None
     else:
         since, rating, player_id = parse_cursor(cursor)
         point = (rating, player_id)
-    found = store.leaderboards.page(board.name, point, since, limit)
-    entries = [Entry(rank, row.player_id, row.rating, row.games) for rank, row in found.rows]
-    following = None if found.next is None else cursor_of(since, *found.next)
+    entries: list[Entry] = []
+    for _round in range(PAGE_ROUNDS):  # a page cut short by one shard: read on
+        found = store.leaderboards.page(board.name, point, since, limit - len(entries))
+        entries += [Entry(rank, row.player_id, row.rating, row.games) for rank, row in found.rows]
+        point = found.next
+        if point is None or len(entries) == limit:
+            break
+    following = None if point is None else cursor_of(since, *point)
     return Page(entries, following, found.total)
 
 

@@ -142,7 +142,7 @@ local wanted, most, since = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[
 local out = {size, at, 0}
 local kept, read, from = 0, 0, at
 while kept < wanted and read < most and from < size do
-  local chunk = math.min(most - read, wanted - kept + 8)
+  local chunk = math.min(most - read, wanted - kept + 2)
   local rows = redis.call('ZRANGE', KEYS[1], from, from + chunk - 1, 'WITHSCORES')
   if #rows == 0 then break end
   local members = {}
@@ -215,6 +215,17 @@ class Page:
 
 Key = tuple[float, bytes]
 """An entry's place in a shard's order: its score (minus its rating), its member."""
+
+
+def per_shard(limit: int, shards: int) -> int:
+    """How many entries of a page each shard gives at most: twice its share and 4
+    more (never more than the page), so that a page is rarely cut short by one
+    shard's entries while the shards read a few times the page, not ``shards`` times.
+
+    >>> per_shard(20, 16), per_shard(100, 16), per_shard(20, 1), per_shard(3, 16)
+    (8, 18, 20, 3)
+    """
+    return min(limit, 2 * -(-limit // shards) + 4)
 
 
 def _score(rating: float) -> str:
@@ -345,15 +356,18 @@ class Leaderboards:
         )
 
     def page(self, board: str, after: tuple[float, str] | None, since_ms: int, limit: int) -> Page:
-        """The next ``limit`` entries of ``board`` after the point ``after`` (None:
-        from the first) that have not changed since ``since_ms``, with their ranks
-        now.  Every shard reads at most ``4 * limit + 64`` entries (many changed
-        since: a page shorter than ``limit``, with a next point); the page ends where
-        every shard is known to be read, so no entry between two points is left out
-        and none is given twice.  One round trip per node."""
-        most = 4 * limit + 64
+        """Up to ``limit`` entries of ``board`` after the point ``after`` (None: from
+        the first) that have not changed since ``since_ms``, with their ranks now.
+
+        Each shard gives at most :func:`per_shard` of them, reading at most four
+        times as many entries and 64 more; the page ends where every shard is known
+        to be read, so no entry between two points is left out and none is given
+        twice -- and a page may come shorter than ``limit``, with a next point, when
+        one shard's entries come first (or many changed since).  One round trip per
+        node."""
+        wanted = per_shard(limit, self.shards)
         replies = self._run_everywhere(
-            PAGE_SCRIPT, board, [*_point(after), "1", limit, most, since_ms]
+            PAGE_SCRIPT, board, [*_point(after), "1", wanted, 4 * wanted + 64, since_ms]
         )
         ahead = total = 0
         floor: Key | None = None  # every shard was read down to here
