@@ -367,8 +367,8 @@ def leaderboard_slot(board: str, shard: int, shards: int) -> int:
 
 def leaderboard_key(board: str, shard: int, shards: int, part: str) -> str:
     """A key of one shard of a leaderboard (:mod:`service.store.leaderboards`):
-    ``ratings`` (sorted set: member a player id, score minus its rating) or ``games``
-    (hash: player id -> rated games played).  Both are tagged with the slot tag of
+    ``ratings`` (sorted set: member a player id, score minus its rating) or ``entries``
+    (hash: player id -> ``<rated games>:<changed ms>``).  Both are tagged with the slot tag of
     :func:`leaderboard_slot` (a distinct tag per shard, in a slot of its own), and
     named after the board (``<app>.<ruleset>.<table size>``) and the shard.
 

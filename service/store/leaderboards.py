@@ -8,18 +8,19 @@ the shards spread over a cluster's nodes:
 
 * ``...:ratings`` sorted set -- member the player id, score *minus* its rating: Redis
   orders a sorted set by score, then by member (bytewise), so ascending order is the
-  board's order, the highest rating first and ties by player id (a total order: a
-  page's cursor is the last entry it gave);
-* ``...:games`` hash -- player id -> the rated games it played.
+  board's order, the highest rating first and ties by player id (a total order);
+* ``...:entries`` hash -- player id -> ``<rated games>:<when the entry changed, ms>``.
 
 A read runs one script on every shard, sent in one pipeline (one round trip per node
 on a cluster, where redis-py's pipeline sends each node its shards' commands): each
-script places a point ``(rating, player id)`` in its shard's order -- entries of higher
-scores by ``ZCOUNT``, ties by a binary search over ranks (``O(log n)`` each) -- and
-answers how many entries are before the point, the few entries around it and the
-shard's size.  Merging those gives a page after a cursor (:meth:`Leaderboards.window`
-with ``before=0``) or the entries around a player, whose rank is one more than the
-sum of the entries before it in every shard.
+script places a point ``(rating, player id)`` in its shard's order -- the entries of
+higher ratings by ``ZCOUNT``, the tied ones by a binary search over ranks
+(``O(log n)`` each) -- and answers how many entries are before the point, the entries
+after it (and before it, for a player's place) and the shard's size.  Merging those
+gives a page after a point (:meth:`Leaderboards.page`: entries unchanged since a
+walk began, ending where every shard is known to be read) or the entries around a
+player (:meth:`Leaderboards.window`), whose rank is one more than the sum of the
+entries before it in every shard.
 """
 
 from __future__ import annotations
