@@ -8,7 +8,7 @@ from typing import Any
 from flask import Flask
 from flask_smorest import Api
 from werkzeug.middleware.proxy_fix import ProxyFix
-from werkzeug.routing import BaseConverter, IntegerConverter
+from werkzeug.routing import BaseConverter
 
 from service import logs
 from service.api import access, app_limits, limits, metrics, ops_routes, problems, routes
@@ -59,9 +59,9 @@ class RulesetConverter(BaseConverter):
     so that a name of no ruleset reaches its handler, which says what the rulesets are."""
 
 
-class TableSizeConverter(IntegerConverter):
-    """A table size in paths (documented as 2 to 8 seats): any number of digits, so that
-    a size of no table reaches its handler, which says what the sizes are."""
+class TableSizeConverter(BaseConverter):
+    """A table size in paths (documented as 2 to 8 seats): any segment, so that a size
+    of no table reaches its handler, which says what the sizes are."""
 
 
 def _spec_options() -> dict[str, object]:

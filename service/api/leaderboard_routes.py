@@ -6,6 +6,7 @@ ratings and no boards: every route answers 404."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flask import Response
@@ -28,6 +29,9 @@ blp = Blueprint(
     description="Apps mode: an app's players ranked by rating, per ruleset and table size",
 )
 
+SIZE = re.compile(r"[0-9]{1,3}")
+"""A table size in a path (its value is checked by the board)."""
+
 ERRORS = {
     401: "Missing, unknown, revoked or expired credential",
     403: "Not the credential this needs",
@@ -36,14 +40,19 @@ ERRORS = {
 }
 
 
-def _board(ruleset: str, table_size: int) -> tuple[Board, str | None]:
-    """The request's app's board of ``ruleset`` and ``table_size``, and the player of
-    its credential (None: the app's key); 404 in open mode or for no such board."""
+def _board(ruleset: str, table_size: str) -> tuple[Board, str | None]:
+    """The request's app's board of ``ruleset`` and ``table_size`` (the path's
+    segments), and the player of its credential (None: the app's key); 404 in open
+    mode or for no such board."""
     found = principal() if call().services.apps is not None else None
     if found is None or found.app is None:
         raise ApiError("NOT_FOUND", "leaderboards exist in apps mode only (AUTH_MODE=apps)")
+    if SIZE.fullmatch(table_size) is None:
+        raise ApiError(
+            "NOT_FOUND", f"no leaderboard of {table_size!r} seats: a table size is a number"
+        )
     try:
-        board = Board(found.app, ruleset, table_size)
+        board = Board(found.app, ruleset, int(table_size))
     except BoardError as exc:
         raise ApiError("NOT_FOUND", str(exc)) from None
     return board, None if found.player is None else found.player.id
@@ -77,7 +86,7 @@ class Leaderboard(MethodView):
     @document_errors(
         blp, ERRORS, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED", "VALIDATION_ERROR"
     )
-    def get(self, query: dict[str, Any], ruleset: str, table_size: int) -> Response:
+    def get(self, query: dict[str, Any], ruleset: str, table_size: str) -> Response:
         """A page of a leaderboard
 
         The app's players of `ruleset` and `table_size` by rating, highest first,
@@ -108,7 +117,7 @@ class AroundMe(MethodView):
     @document_errors(
         blp, ERRORS, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED", "VALIDATION_ERROR"
     )
-    def get(self, query: dict[str, Any], ruleset: str, table_size: int) -> Response:
+    def get(self, query: dict[str, Any], ruleset: str, table_size: str) -> Response:
         """The player's place on a leaderboard
 
         The player's rank with the `count` entries above and below it (`rank` null and
@@ -128,7 +137,7 @@ class PlayerPlace(MethodView):
     @document_errors(
         blp, ERRORS, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED", "VALIDATION_ERROR"
     )
-    def get(self, query: dict[str, Any], ruleset: str, table_size: int, player_id: str) -> Response:
+    def get(self, query: dict[str, Any], ruleset: str, table_size: str, player_id: str) -> Response:
         """A player's place on a leaderboard
 
         The place of the app's player `player_id`, as the player sees it

@@ -96,7 +96,8 @@ def test_bad_requests_are_clear_problems(
         assert answer.status_code == 404, path
         body = answer.get_json()
         assert body["code"] == "NOT_FOUND" and body["detail"].startswith(detail)
-    assert apps_client.get("/v1/leaderboards/classic/two", headers=cards.auth).status_code == 404
+    two = apps_client.get("/v1/leaderboards/classic/two", headers=cards.auth)
+    assert two.status_code == 404 and "a table size is a number" in two.get_json()["detail"]
     for query in (
         "limit=0",
         "limit=101",
