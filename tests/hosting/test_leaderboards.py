@@ -14,7 +14,7 @@ import pytest
 from service.config import Config
 from service.hosting import leaderboards
 from service.hosting.leaderboards import Board, BoardError, Entry
-from service.store import GameStore
+from service.store import GameStore, connect
 
 BOARD = Board("a1b2c3d4e5", "classic", 2)
 
@@ -179,3 +179,20 @@ def test_a_walk_through_a_board_that_changed_almost_entirely(
     since = leaderboards.parse_cursor(first.next)[0]
     read = store.leaderboards.page(BOARD.name, None, since, 5)
     assert len(read.rows) < 5 and read.next is not None
+
+
+def test_the_embedded_store_serves_boards_too() -> None:
+    """Without REDIS_URL the service runs on its embedded store (fakeredis with Lua):
+    the same scripts page and rank there."""
+    config = Config.from_env({})
+    embedded = GameStore(connect(config), config=config)
+    try:
+        ratings = fill(embedded, config, BOARD, 300, seed=8, distinct=20)
+        expected = sorted(ratings, key=lambda p: order_key(p, ratings))
+        assert [e.player_id for page in walk(embedded, BOARD, 17) for e in page] == expected
+        place = leaderboards.around(embedded, BOARD, expected[100], 3)
+        assert place.rank == 101
+        assert [e.player_id for e in place.entries] == expected[97:104]
+    finally:  # the embedded server is the process's: leave it as it was
+        for shard in embedded.leaderboards.shard_keys(BOARD.name):
+            embedded.client.delete(*shard)
