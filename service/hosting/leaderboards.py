@@ -175,8 +175,18 @@ def post(
 
 
 def remove(store: GameStore, board: Board, player_id: str) -> None:
-    """Take ``player_id`` off ``board`` (a barred player, a reset rating)."""
-    store.leaderboards.remove(board.name, player_id)
+    """Take ``player_id`` off ``board`` (a reset rating)."""
+    store.leaderboards.remove([board.name], player_id)
+
+
+def remove_everywhere(store: GameStore, app: str, player_id: str) -> None:
+    """Take ``player_id`` off every board of ``app`` (a barred player): one pipeline."""
+    boards = [
+        Board(app, ruleset, size).name
+        for ruleset in PRESETS
+        for size in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+    ]
+    store.leaderboards.remove(boards, player_id)
 
 
 def top(store: GameStore, board: Board, limit: int, cursor: str | None = None) -> Page:

@@ -302,13 +302,16 @@ class Leaderboards:
         with translate_errors():
             return int(self._post(keys=key_list, args=[player_id, score, int(games), now_ms]))
 
-    def remove(self, board: str, player_id: str) -> None:
-        """Take ``player_id`` off ``board``, whatever its games."""
-        ratings, entries = self._keys(board, shard_of(player_id, self.shards))
+    def remove(self, boards: list[str], player_id: str) -> None:
+        """Take ``player_id`` off each of ``boards``, whatever its games: one pipeline
+        (one round trip per node)."""
+        shard = shard_of(player_id, self.shards)
         with translate_errors():
             pipe = self._client().pipeline(transaction=False)
-            pipe.zrem(ratings, player_id)
-            pipe.hdel(entries, player_id)
+            for board in boards:
+                ratings, entries = self._keys(board, shard)
+                pipe.zrem(ratings, player_id)
+                pipe.hdel(entries, player_id)
             pipe.execute()
 
     def row(self, board: str, player_id: str) -> Row | None:

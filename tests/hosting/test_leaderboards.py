@@ -124,6 +124,9 @@ def test_min_games_and_stale_posts(store: GameStore, redis_url: str) -> None:
     assert [e.player_id for e in leaderboards.top(store, BOARD, 10).entries] == ["u2"]
     other = Board("a1b2c3d4e5", "classic", 3)  # each table size its own board
     assert leaderboards.top(store, other, 10).total == 0
+    assert leaderboards.post(store, config, other, "u2", 5.0, 3)
+    leaderboards.remove_everywhere(store, "a1b2c3d4e5", "u2")  # a barred player
+    assert leaderboards.top(store, BOARD, 10).total == leaderboards.top(store, other, 10).total == 0
 
 
 def test_boards_refuse_what_is_not_one(store: GameStore, config: Config) -> None:
