@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-bot-memory bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay bench-archive bench-population
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-bot-memory bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay bench-archive bench-leaderboard bench-population
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
@@ -122,3 +122,7 @@ bench-population: install ## 10,000 players of known strength quick-joining 2- a
 
 bench-archive: install ## bytes of a finished game's archive next to its live keys', 2 and 8 players (about 1 min)
 	$(PY) bench/archive_size.py
+
+LEADERBOARD ?=
+bench-leaderboard: install ## leaderboard reads (a page, around-me) p50/p99 with 1,000,000 rated players, hosting and HTTP, and the bytes per player (about 3 min); LEADERBOARD="--players 100000"
+	$(PY) bench/leaderboard.py $(LEADERBOARD)

@@ -148,6 +148,8 @@ class Config:
     quickjoin_skill_widen_per_second: float = 0.2
     quickjoin_skill_max: float = 25.0
     quickjoin_bot_fill_seconds: int = 0
+    leaderboard_shards: int = 16
+    leaderboard_min_games: int = 5
     auth_mode: str = "OPEN"
     app_creates_per_minute: int = 600
     app_concurrent_games: int = 10000
@@ -294,6 +296,10 @@ class Config:
             quickjoin_skill_max=env.seconds("QUICKJOIN_SKILL_MAX", minimum=0, maximum=1e6),
             quickjoin_bot_fill_seconds=env.integer(
                 "QUICKJOIN_BOT_FILL_SECONDS", minimum=0, maximum=86400
+            ),
+            leaderboard_shards=env.integer("LEADERBOARD_SHARDS", minimum=1, maximum=1024),
+            leaderboard_min_games=env.integer(
+                "LEADERBOARD_MIN_GAMES", minimum=0, maximum=1_000_000
             ),
             auth_mode=env.choice("AUTH_MODE", ("OPEN", "APPS")),
             app_creates_per_minute=env.integer("APP_CREATES_PER_MINUTE", minimum=0),

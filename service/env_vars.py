@@ -212,6 +212,22 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "(0: never), unless the operator sets the app's own.",
     ),
     EnvVar(
+        "LEADERBOARD_SHARDS",
+        "16",
+        "Each leaderboard (per app, ruleset and table size) is split into this many sorted "
+        "sets, each in a hash slot of its own spread evenly over the slots, so that no key "
+        "is hot on a Redis Cluster; a read asks every shard (one pipelined round trip per "
+        "node). A player's shard is a hash of its id: changing this moves players to other "
+        "shards, so a deployment keeps it (the boards must be posted again after a change).",
+    ),
+    EnvVar(
+        "LEADERBOARD_MIN_GAMES",
+        "5",
+        "A player appears on a leaderboard once it has played at least this many rated "
+        "games of the board's ruleset and table size (0: from its first). Applied when a "
+        "player's rating is posted.",
+    ),
+    EnvVar(
         "RATE_LIMIT_AUTH_FAILURES",
         "30/minute",
         "Limit on 401 answers per client address (429 beyond).",

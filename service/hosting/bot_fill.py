@@ -11,10 +11,9 @@ A player who takes the last seat first starts the game without bots (the deal
 resets the deadline); the two writes race through the game's own write loop, so a
 seat is never given twice: the loser is refused as usual.
 
-The bots' level is that of the seated players' mean skill (rating ``mu``,
-:func:`level_for`): below :data:`STRONG_FROM` ``basic``, below :data:`EXPERT_FROM`
-``strong``, else ``expert`` -- ``basic`` at the default rating (25), the stronger
-levels a little over one and two default uncertainties (8.3) above it.
+The bots' level is the one whose fixed rating (its anchor in the ratings,
+:data:`~service.hosting.rating_updates.BOT_ANCHORS`) is nearest the seated players'
+mean skill (rating ``mu``, :func:`level_for`): a bot of a similar rating.
 """
 
 from __future__ import annotations
@@ -22,26 +21,25 @@ from __future__ import annotations
 from statistics import fmean
 
 from service.engine.game_events import Event
+from service.hosting.rating_updates import BOT_ANCHORS
 from service.hosting.record import GameRecord
 from service.hosting.skill_window import seated_skills
 from service.store import GameStore
 
-STRONG_FROM = 30.0
-"""The mean skill from which a table is filled with ``strong`` bots."""
-
-EXPERT_FROM = 36.0
-"""The mean skill from which a table is filled with ``expert`` bots."""
+FILL_LEVELS = ("basic", "strong", "expert")
+"""The levels a table is filled with (``random`` is no opponent for anyone)."""
 
 
 def level_for(skill: float | None) -> str:
-    """The bots' level for a table of mean ``skill`` (None: no rated player).
+    """The level of :data:`FILL_LEVELS` whose anchor's ``mu`` is nearest ``skill``, the
+    mean of a table's players' (None: no rated player, ``basic``, a new player's).
 
-    >>> level_for(None), level_for(25.0), level_for(31.0), level_for(40.0)
+    >>> level_for(None), level_for(25.0), level_for(27.0), level_for(40.0)
     ('basic', 'basic', 'strong', 'expert')
     """
-    if skill is None or skill < STRONG_FROM:
+    if skill is None:
         return "basic"
-    return "strong" if skill < EXPERT_FROM else "expert"
+    return min(FILL_LEVELS, key=lambda level: abs(BOT_ANCHORS[level][0] - skill))
 
 
 def fill_at(record: GameRecord, seconds: float) -> float:
