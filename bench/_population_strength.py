@@ -44,9 +44,9 @@ CALIBRATION_NOISES = (0.0, 0.05, 0.10, 0.15)
 """The noises each level is calibrated at."""
 
 CALIBRATION: dict[str, tuple[float, ...]] = {
-    "basic": (0.0, -10.0, -30.0, -50.0),
-    "strong": (15.0, 0.0, -15.0, -35.0),
-    "expert": (20.0, 5.0, -10.0, -30.0),
+    "basic": (0.0, -16.9, -26.8, -40.4),
+    "strong": (21.6, 1.7, -12.5, -29.6),
+    "expert": (17.4, 0.9, -11.2, -26.8),
 }
 """Points per game better than :data:`REFERENCE` at each of
 :data:`CALIBRATION_NOISES`, per level (``bench/population.py --calibrate``)."""
