@@ -488,7 +488,8 @@ def print_calibration(result: dict[str, Any]) -> None:
     print("neighbours (stronger - weaker, points per game, paired over deals):")
     for step in result["steps"]:
         a, b = step["stronger"], step["weaker"]
-        mark = "ok" if step["points"] > 0 else "NOT MONOTONE"
+        low, high = step["points"] - step["ci95"], step["points"] + step["ci95"]
+        mark = "ok" if low > 0 else "reversed" if high < 0 else "apart within the interval"
         print(
             f"  {a[0]} {a[1]:.2f} - {b[0]} {b[1]:.2f}: {step['points']:+.1f} ± "
             f"{step['ci95']:.1f}  {mark}"
