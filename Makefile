@@ -117,7 +117,7 @@ soak: install ## bounded soak: 2 instances x concurrent clients, then replay eve
 	$(PY) bench/soak.py --duration 300
 
 POP ?=
-bench-population: install ## 10,000 players of known strength quick-joining 2- and 4-seat tables, rated by the archiver: waits, rating spread, rank correlation (about 15 min); POP="--players 1000 --games 300"
+bench-population: install ## 10,000 players of known strength quick-joining 2- and 4-seat tables, rated by the archiver: waits, rating spread, rank correlation (about 10 min); POP="--players 200 --games 240 --rate 3", POP=--calibrate for the strength scale (about 30 min)
 	$(PY) bench/population.py $(POP)
 
 bench-archive: install ## bytes of a finished game's archive next to its live keys', 2 and 8 players (about 1 min)
