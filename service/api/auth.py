@@ -75,7 +75,8 @@ def principal(current: Call | None = None) -> Principal | None:
     request.  In open mode every token is a seat's.  In apps mode an app's secret
     key, a player token or a player JWT signed by the app is checked (401
     ``INVALID_CREDENTIAL`` or ``CREDENTIAL_EXPIRED`` when refused); any other token is
-    a seat's, which the game's seats decide."""
+    a seat's, which the game's seats decide.  A player token is read with the
+    request's first read of its game, when its route names one (one round trip)."""
     current = current or call()
     if current.identity is not None:
         return current.identity  # type: ignore[no-any-return]
