@@ -68,7 +68,7 @@ def change(
     with it: :attr:`~service.api.context.Call.first_read`) is the first attempt's."""
     expected = if_match() if conditional else None
     idem = game_idempotency(game_id)
-    first = None if idem is not None else call().prefetched_read(game_read(game_id))
+    read_already = None if idem is not None else call().prefetched_read(game_read(game_id))
 
     def step(
         version: int, record: GameRecord
@@ -92,7 +92,7 @@ def change(
             idem=idem,
             expected=expected,
             guard=guard,
-            first=first,
+            first=read_already,
         )
     except IdempotentReplay as first:
         assert idem is not None
