@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-bot-memory bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay bench-archive
+.PHONY: install lock image-test run test lint format typecheck sdk bench bench-ab bench-bots bench-bots-expert bench-bots-ab bench-bot-memory bench-commit bench-wait bench-http bench-realtime bench-replay bench-report bench-webhooks openapi docs soak clean bench-botplay bench-archive bench-leaderboard
 
 # The development set is requirements/dev.txt (the lock, hashes checked), then the
 # project itself with --no-deps: every dependency comes from the lock.
@@ -118,3 +118,7 @@ soak: install ## bounded soak: 2 instances x concurrent clients, then replay eve
 
 bench-archive: install ## bytes of a finished game's archive next to its live keys', 2 and 8 players (about 1 min)
 	$(PY) bench/archive_size.py
+
+LEADERBOARD ?=
+bench-leaderboard: install ## leaderboard reads (a page, around-me) p50/p99 with 1,000,000 rated players, hosting and HTTP, and the bytes per player (about 3 min); LEADERBOARD="--players 100000"
+	$(PY) bench/leaderboard.py $(LEADERBOARD)

@@ -27,6 +27,7 @@ from service.api.schemas.fields import component_property
 from service.api.spec import finalize_spec
 from service.api.stream_caps import StreamCaps
 from service.config import Config
+from service.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 from service.hosting import bot_turns
 from service.hosting.apps import AppDirectory
 from service.hosting.jwks import JwksCache
@@ -51,6 +52,16 @@ class PlayerIdConverter(BaseConverter):
     """An app's id for a player, in paths (anything else: a plain 404)."""
 
     regex = PLAYER_ID_PATTERN
+
+
+class RulesetConverter(BaseConverter):
+    """A ruleset's name in paths (documented as the ``Ruleset`` enum): any segment,
+    so that a name of no ruleset reaches its handler, which says what the rulesets are."""
+
+
+class TableSizeConverter(BaseConverter):
+    """A table size in paths (documented as 2 to 8 seats): any segment, so that a size
+    of no table reaches its handler, which says what the sizes are."""
 
 
 def _spec_options() -> dict[str, object]:
@@ -176,11 +187,18 @@ def create_app(config: Config | None = None, store: GameStore | None = None) -> 
     app.extensions["t13"] = services
     app.url_map.converters["game_id"] = GameIdConverter
     app.url_map.converters["player_id"] = PlayerIdConverter
+    app.url_map.converters["ruleset"] = RulesetConverter
+    app.url_map.converters["table_size"] = TableSizeConverter
     api = ProblemApi(app)
     app.extensions["t13_spec"] = api.spec
     api.register_converter(GameIdConverter, lambda _c: dict(GAME_ID_SCHEMA))
     api.register_converter(
         PlayerIdConverter, lambda _c: {"type": "string", "pattern": f"^{PLAYER_ID_PATTERN}$"}
+    )
+    api.register_converter(RulesetConverter, lambda _c: {"$ref": "#/components/schemas/Ruleset"})
+    api.register_converter(
+        TableSizeConverter,
+        lambda _c: {"type": "integer", "minimum": MIN_PLAYERS, "maximum": MAX_PLAYERS},
     )
     _register_components(api)
     for blueprint in routes.BLUEPRINTS:  # the route table's, its views added already

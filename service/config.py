@@ -144,6 +144,12 @@ class Config:
     lobby_seats_per_address: int = 4
     lobby_listed_per_address: int = 2
     lobby_live_seconds: int = 60
+    quickjoin_skill_base: float = 3.0
+    quickjoin_skill_widen_per_second: float = 0.2
+    quickjoin_skill_max: float = 25.0
+    quickjoin_bot_fill_seconds: int = 0
+    leaderboard_shards: int = 16
+    leaderboard_min_games: int = 5
     auth_mode: str = "OPEN"
     app_creates_per_minute: int = 600
     app_concurrent_games: int = 10000
@@ -283,6 +289,18 @@ class Config:
                 "LOBBY_LISTED_PER_ADDRESS", minimum=0, maximum=10000
             ),
             lobby_live_seconds=env.integer("LOBBY_LIVE_SECONDS", minimum=1, maximum=86400),
+            quickjoin_skill_base=env.seconds("QUICKJOIN_SKILL_BASE", minimum=0, maximum=1e6),
+            quickjoin_skill_widen_per_second=env.seconds(
+                "QUICKJOIN_SKILL_WIDEN_PER_SECOND", minimum=0, maximum=1e6
+            ),
+            quickjoin_skill_max=env.seconds("QUICKJOIN_SKILL_MAX", minimum=0, maximum=1e6),
+            quickjoin_bot_fill_seconds=env.integer(
+                "QUICKJOIN_BOT_FILL_SECONDS", minimum=0, maximum=86400
+            ),
+            leaderboard_shards=env.integer("LEADERBOARD_SHARDS", minimum=1, maximum=1024),
+            leaderboard_min_games=env.integer(
+                "LEADERBOARD_MIN_GAMES", minimum=0, maximum=1_000_000
+            ),
             auth_mode=env.choice("AUTH_MODE", ("OPEN", "APPS")),
             app_creates_per_minute=env.integer("APP_CREATES_PER_MINUTE", minimum=0),
             app_concurrent_games=env.integer("APP_CONCURRENT_GAMES", minimum=0),

@@ -185,6 +185,49 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "this long (its view, its events, an open stream).",
     ),
     EnvVar(
+        "QUICKJOIN_SKILL_BASE",
+        "3.0",
+        "`AUTH_MODE=apps`: a player's quick-join takes a seat at a waiting table whose "
+        "players' mean skill (rating `mu`) is within this much of the player's own when the "
+        "table was just listed, unless the operator sets the app's own "
+        "(`three-thirteen-admin apps matchmaking`).",
+    ),
+    EnvVar(
+        "QUICKJOIN_SKILL_WIDEN_PER_SECOND",
+        "0.2",
+        "`AUTH_MODE=apps`: how much a table's skill window widens for each second it has "
+        "waited (0: never), unless the operator sets the app's own.",
+    ),
+    EnvVar(
+        "QUICKJOIN_SKILL_MAX",
+        "25.0",
+        "`AUTH_MODE=apps`: the widest a table's skill window gets, however long it waited, "
+        "unless the operator sets the app's own.",
+    ),
+    EnvVar(
+        "QUICKJOIN_BOT_FILL_SECONDS",
+        "0",
+        "`AUTH_MODE=apps`: a table a player's quick-join listed that still has open seats "
+        "this long after it was listed is filled with bots of its players' skill and starts "
+        "(0: never), unless the operator sets the app's own.",
+    ),
+    EnvVar(
+        "LEADERBOARD_SHARDS",
+        "16",
+        "Each leaderboard (per app, ruleset and table size) is split into this many sorted "
+        "sets, each in a hash slot of its own spread evenly over the slots, so that no key "
+        "is hot on a Redis Cluster; a read asks every shard (one pipelined round trip per "
+        "node). A player's shard is a hash of its id: changing this moves players to other "
+        "shards, so a deployment keeps it (the boards must be posted again after a change).",
+    ),
+    EnvVar(
+        "LEADERBOARD_MIN_GAMES",
+        "5",
+        "A player appears on a leaderboard once it has played at least this many rated "
+        "games of the board's ruleset and table size (0: from its first). Applied when a "
+        "player's rating is posted.",
+    ),
+    EnvVar(
         "RATE_LIMIT_AUTH_FAILURES",
         "30/minute",
         "Limit on 401 answers per client address (429 beyond).",

@@ -1,5 +1,5 @@
 """``three-thirteen-admin apps create|list|rotate|revoke|add-key|remove-key|set-jwks|
-remove-jwks|limits|webhook``: the apps of ``AUTH_MODE=apps``, managed by the operator
+remove-jwks|limits|matchmaking|webhook``: the apps of ``AUTH_MODE=apps``, managed by the operator
 against the service's Redis.
 
 Reads the same environment as the server (``REDIS_URL``, ``REDIS_CLUSTER``,
@@ -17,6 +17,8 @@ or configuration error.
     three-thirteen-admin apps set-jwks <app id> https://example.com/.well-known/jwks.json
     three-thirteen-admin apps remove-jwks <app id>
     three-thirteen-admin apps limits <app id> --creates-per-minute 100 --concurrent-games 500
+    three-thirteen-admin apps matchmaking <app id> --base 2 --widen-per-second 0.5 --max 20
+    three-thirteen-admin apps matchmaking <app id> --bot-fill-seconds 60
     three-thirteen-admin apps webhook <app id> --url https://... [--events ...]
     three-thirteen-admin apps webhook <app id> --remove
 """
@@ -82,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     remove_key.add_argument("app_id")
     remove_key.add_argument("kid")
     _add_limits_parser(app_commands)
+    _add_matchmaking_parser(app_commands)
     set_jwks = app_commands.add_parser(
         "set-jwks", help="the URL of the JWKS the app publishes (fetched now, to check it)"
     )
@@ -129,6 +132,59 @@ def _limits(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, 
         for name, most in shown.items()
     ]
     return {"id": app.id, "limits": shown}, [f"app {app.id} limits:", *lines]
+
+
+MATCHMAKING_OPTIONS = {
+    "base": "skill_base",
+    "widen_per_second": "skill_widen_per_second",
+    "max": "skill_max",
+    "bot_fill_seconds": "bot_fill_seconds",
+}
+"""``apps matchmaking``'s options -> the settings they set (:data:`apps.MATCHMAKING`)."""
+
+
+def _setting_value(text: str) -> float | None:
+    """A matchmaking setting on the command line: a number (0 or more) or ``default``."""
+    if text == "default":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a number (0 or more) or 'default'") from None
+    if not 0 <= value <= apps.MATCHMAKING_MOST:
+        raise argparse.ArgumentTypeError(f"from 0 to {apps.MATCHMAKING_MOST:.0f}")
+    return value
+
+
+def _add_matchmaking_parser(app_commands: Any) -> None:
+    matchmaking = app_commands.add_parser(
+        "matchmaking",
+        help="show or set the skill window of the app's players' quick-joins and when bots "
+        "fill their tables (each a number, or 'default': the server's QUICKJOIN_<SETTING>)",
+    )
+    matchmaking.add_argument("app_id")
+    for option, name in MATCHMAKING_OPTIONS.items():
+        matchmaking.add_argument(
+            "--" + option.replace("_", "-"),
+            dest=name,
+            type=_setting_value,
+            default=argparse.SUPPRESS,
+        )
+
+
+def _matchmaking(
+    registry: AppRegistry, args: argparse.Namespace
+) -> tuple[dict[str, Any], list[str]]:
+    """``apps matchmaking``: set the settings named (none named: show them)."""
+    changes = {name: getattr(args, name) for name in apps.MATCHMAKING if hasattr(args, name)}
+    app = (
+        apps.set_matchmaking(registry, args.app_id, changes)
+        if changes
+        else apps.load(registry, args.app_id)
+    )
+    shown = app.summary(time.time())["matchmaking"]
+    lines = [f"{name}: {'default' if value is None else value}" for name, value in shown.items()]
+    return {"id": app.id, "matchmaking": shown}, [f"app {app.id} matchmaking:", *lines]
 
 
 def _add_webhook_parser(app_commands: Any) -> None:
@@ -226,6 +282,8 @@ def run(registry: AppRegistry, args: argparse.Namespace) -> tuple[dict[str, Any]
         ]
     if args.command == "limits":
         return _limits(registry, args)
+    if args.command == "matchmaking":
+        return _matchmaking(registry, args)
     if args.command == "webhook":
         return webhook_command(registry, args)
     if args.command == "remove-key":

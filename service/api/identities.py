@@ -15,7 +15,9 @@ from typing import Any
 from service.api.auth import APP, PLAYER, principal, refusal
 from service.api.context import call, config, store
 from service.hosting import players
+from service.hosting.skill_window import SkillWindow, player_skill
 from service.hosting.tokens import app_of_game
+from service.store.skill_seek import SkillAsk
 
 PLAYER_ID_REFUSED = "`player_id` is for an app's backend (its secret key) in apps mode"
 OTHER_PLAYER = "a player's token takes a seat for that player only: leave out `player_id`"
@@ -49,6 +51,21 @@ def holder_for(player_id: str | None) -> tuple[str | None, str | None]:
     if players.is_barred(store().apps, found.app, player_id):
         raise refusal("PLAYER_BARRED", f"the app bars player {player_id!r}", counted=False)
     return players.player_holder(found.app, player_id), player_id
+
+
+def skill_ask(player_id: str | None, body: dict[str, Any]) -> tuple[SkillAsk | None, float]:
+    """What the quick-join ``body`` of the app's player ``player_id`` asks of a
+    table's games: its skill at tables of the body's ruleset and size, in the
+    window its app sets (else the configuration's); and after how long a table it
+    lists is filled with bots (0: never).  ``(None, 0)`` for an anonymous one (no
+    player)."""
+    directory = call().services.apps
+    app = acting_app()
+    if player_id is None or directory is None or app is None:
+        return None, 0.0
+    skill = player_skill(store(), app, body["ruleset"], body["seats"], player_id)
+    window = SkillWindow.of(config(), directory.get(app))
+    return window.ask(player_id, skill), window.bot_fill
 
 
 def with_holders(asked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:

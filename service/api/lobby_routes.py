@@ -111,6 +111,9 @@ class QuickJoin(MethodView):
         Takes a seat in the oldest listed waiting game of this ruleset,
         options, seat count and timers that has one (a live table first), or
         creates such a game (listed, `created: true`) for the next players.
+        In apps mode, a player's credential is seated only at a game whose
+        players' mean rating is within a window of its own that widens with
+        the game's wait.
         Answers like a join: the game, your seat and its bearer token (shown
         once). However many ask at once, no seat is given twice and no game
         over-filled. With a random `Idempotency-Key`, a retry is answered the
@@ -120,6 +123,7 @@ class QuickJoin(MethodView):
         """
         idem = idempotency("quick-join", secret=True)
         holder, player_id = identities.holder_for(None)
+        skill, bot_fill = identities.skill_ask(player_id, body)
         try:
             out, last = matchmaking.quick_join(
                 store(),
@@ -131,6 +135,8 @@ class QuickJoin(MethodView):
                 app=identities.acting_app(),
                 holder=holder,
                 player_id=player_id,
+                skill=skill,
+                bot_fill_seconds=bot_fill,
             )
         except IdempotentReplay as earlier:
             assert idem is not None

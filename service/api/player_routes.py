@@ -1,6 +1,7 @@
 """Players over HTTP (``AUTH_MODE=apps``): an app's backend mints and revokes its
-players' tokens and bars players, and lists a player's finished games; a player lists its
-games and its finished games.  Who may call each is
+players' tokens, bars players, reads a player (bar, ratings) and lists a player's
+finished games; a player reads itself (its ratings) and lists its games and its finished
+games.  Who may call each is
 the route table's (:mod:`service.api.access`); in open mode they answer 404."""
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from service.api.context import call, store
 from service.api.problems import ApiError
 from service.api.responses import json_response
 from service.api.schemas import player_schemas as schemas
-from service.hosting import archiving, player_games, players
+from service.api.schemas import rating_schemas
+from service.hosting import archiving, player_games, players, ratings
 
 blp = Blueprint(
     "players",
@@ -186,3 +188,79 @@ class PlayerHistory(MethodView):
         """
         app, _player = _apps_mode()
         return _history(app, player_id, query)
+
+
+RATINGS_ERRORS = {
+    401: "Missing, unknown, revoked or expired credential",
+    403: "Not the credential this needs",
+    404: "Not in apps mode",
+    422: "Invalid ruleset or table size",
+}
+
+
+def _ratings(app: str, player_id: str, query: dict[str, Any]) -> list[dict[str, Any]]:
+    """The player's ratings as the API shows them (filtered by ``query``)."""
+    listed = ratings.listed_ratings(
+        store(), app, player_id, query.get("ruleset"), query.get("table_size")
+    )
+    return [
+        {
+            "ruleset": pool.ruleset,
+            "table_size": pool.table_size,
+            "rating": pool.rating.displayed,
+            "mu": pool.rating.mu,
+            "sigma": pool.rating.sigma,
+            "games": pool.rating.games,
+        }
+        for pool in listed
+    ]
+
+
+class Me(MethodView):
+    @blp.doc(operationId="getMe")
+    @blp.arguments(rating_schemas.RatingsQuery(), location="query", unknown=RAISE)
+    @blp.response(200, rating_schemas.MeOut)
+    @document_errors(
+        blp, RATINGS_ERRORS, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED", "VALIDATION_ERROR"
+    )
+    def get(self, query: dict[str, Any]) -> Response:
+        """The player
+
+        Who the token stands for, and the player's ratings: one per ruleset and
+        table size the player finished a rated game of (see docs/API.md, Ratings).
+        Needs the player's token.
+        """
+        app, player_id = _apps_mode()
+        if player_id is None:
+            raise ApiError("CREDENTIAL_NOT_ALLOWED", "this needs a player's token")
+        found = principal()
+        name = found.player.name if found is not None and found.player is not None else ""
+        return json_response(
+            {
+                "app_id": app,
+                "player_id": player_id,
+                "name": name,
+                "ratings": _ratings(app, player_id, query),
+            }
+        )
+
+
+class PlayerRead(MethodView):
+    @blp.doc(operationId="getPlayer")
+    @blp.arguments(rating_schemas.RatingsQuery(), location="query", unknown=RAISE)
+    @blp.response(200, rating_schemas.AppPlayerOut)
+    @document_errors(
+        blp, RATINGS_ERRORS, "INVALID_CREDENTIAL", "CREDENTIAL_NOT_ALLOWED", "VALIDATION_ERROR"
+    )
+    def get(self, query: dict[str, Any], player_id: str) -> Response:
+        """A player
+
+        The app's player `player_id`: whether the app bars it, and its ratings (as
+        `GET /v1/me` shows them; a player the service never saw has none). Needs
+        the app's secret key.
+        """
+        app, _player = _apps_mode()
+        barred = players.is_barred(store().apps, app, player_id)
+        return json_response(
+            {"player_id": player_id, "barred": barred, "ratings": _ratings(app, player_id, query)}
+        )

@@ -42,6 +42,7 @@ from service.api import (
     following,
     game_routes,
     handlers,
+    leaderboard_routes,
     lobby_routes,
     ops_routes,
     player_routes,
@@ -63,6 +64,7 @@ FirstRead = Callable[[Call, str], Read[Any] | None]
 
 GAME = "/<game_id:game_id>"
 PLAYER = "/players/<player_id:player_id>"
+BOARD = "/leaderboards/<ruleset:ruleset>/<table_size:table_size>"
 
 
 @dataclass(frozen=True)
@@ -208,10 +210,33 @@ ROUTES: tuple[Route, ...] = (
         {"POST": Limited(Rate.PLAYER_TOKENS, Per.TOKEN)},
         access=Access.APP,
     ),
+    Route(player_routes.blp, PLAYER, player_routes.PlayerRead, access=Access.APP),
     Route(player_routes.blp, PLAYER + "/bar", player_routes.PlayerBar, access=Access.APP),
     Route(player_routes.blp, PLAYER + "/history", player_routes.PlayerHistory, access=Access.APP),
+    Route(player_routes.blp, "/me", player_routes.Me, access=Access.PLAYER),
     Route(player_routes.blp, "/me/games", player_routes.MyGames, access=Access.PLAYER),
     Route(player_routes.blp, "/me/history", player_routes.MyHistory, access=Access.PLAYER),
+    Route(
+        leaderboard_routes.blp,
+        BOARD,
+        leaderboard_routes.Leaderboard,
+        {"GET": Limited(Rate.LIST)},
+        access=Access.APP_OR_PLAYER,
+    ),
+    Route(
+        leaderboard_routes.blp,
+        BOARD + "/around-me",
+        leaderboard_routes.AroundMe,
+        {"GET": Limited(Rate.LIST)},
+        access=Access.PLAYER,
+    ),
+    Route(
+        leaderboard_routes.blp,
+        BOARD + PLAYER,
+        leaderboard_routes.PlayerPlace,
+        {"GET": Limited(Rate.LIST)},
+        access=Access.APP,
+    ),
     Route(
         app_routes.blp,
         "/app/games",

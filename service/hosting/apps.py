@@ -58,6 +58,15 @@ ended at once, moves a minute, lobby listings a minute (the app's backend and it
 players together), and moves a minute of each of its players."""
 
 
+MATCHMAKING = ("skill_base", "skill_widen_per_second", "skill_max", "bot_fill_seconds")
+"""The quick-join skill window (and when bots fill a table) an operator sets per app
+(``three-thirteen-admin apps matchmaking``), each defaulting to the configuration's
+``QUICKJOIN_<NAME>`` (:class:`service.hosting.skill_window.SkillWindow`)."""
+
+MATCHMAKING_MOST = 1e6
+"""The largest value of a matchmaking setting."""
+
+
 class AppError(ValueError):
     """An app operation refused (no such app, a bad name...)."""
 
@@ -99,6 +108,9 @@ class App:
     webhook: dict[str, Any] | None = None
     """Where its games' lifecycle is told: ``{url, events, secret, turn_only_offline}``
     (:mod:`service.hosting.app_webhooks`; None: nowhere)."""
+    matchmaking: dict[str, float] = field(default_factory=dict)
+    """The quick-join skill window the operator set for it (:data:`MATCHMAKING` ->
+    its value); one not set is the configuration's."""
 
     def to_bytes(self) -> bytes:
         return orjson.dumps(
@@ -113,6 +125,7 @@ class App:
                 "limits": self.limits,
                 "jwks_url": self.jwks_url,
                 "webhook": self.webhook,
+                "matchmaking": self.matchmaking,
             }
         )
 
@@ -131,6 +144,7 @@ class App:
             doc.get("limits", {}),
             doc.get("jwks_url"),
             doc.get("webhook"),
+            doc.get("matchmaking", {}),
         )
 
     def accepts(self, key: str, now: float) -> bool:
@@ -157,6 +171,7 @@ class App:
             ],
             "jwt_keys": [{"kid": k["kid"], "alg": k["alg"]} for k in self.jwt_keys],
             "limits": {name: self.limits.get(name) for name in LIMITS},
+            "matchmaking": {name: self.matchmaking.get(name) for name in MATCHMAKING},
             "jwks_url": self.jwks_url,
             "webhook": None
             if self.webhook is None
@@ -281,6 +296,32 @@ def set_limits(registry: AppRegistry, app_id: str, changes: dict[str, int | None
             raise AppError(f"{name}: 0 (no limit) or more")
         else:
             app.limits[name] = most
+    registry.save_app(app.id, app.to_bytes())
+    return app
+
+
+def set_matchmaking(registry: AppRegistry, app_id: str, changes: dict[str, float | None]) -> App:
+    """Set the app's quick-join skill window settings named in ``changes`` (of
+    :data:`MATCHMAKING`) to the value given (0 up to :data:`MATCHMAKING_MOST`;
+    None: the configuration's again).
+
+    >>> from service.store.app_registry import AppRegistry
+    >>> set_matchmaking(AppRegistry(lambda: None), "a1b2c3d4e5", {"skill_max": -1.0})
+    Traceback (most recent call last):
+    ...
+    service.hosting.apps.AppError: skill_max: a number from 0 to 1000000
+    """
+    for name, value in changes.items():
+        if name not in MATCHMAKING:
+            raise AppError(f"no setting {name!r}; the settings are {', '.join(MATCHMAKING)}")
+        if value is not None and not 0 <= value <= MATCHMAKING_MOST:  # NaN too
+            raise AppError(f"{name}: a number from 0 to {MATCHMAKING_MOST:.0f}")
+    app = load(registry, app_id)
+    for name, value in changes.items():
+        if value is None:
+            app.matchmaking.pop(name, None)
+        else:
+            app.matchmaking[name] = float(value)
     registry.save_app(app.id, app.to_bytes())
     return app
 

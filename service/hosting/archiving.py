@@ -8,17 +8,22 @@ claims it and runs :func:`archive_game`:
 
 1. the archive, written once (``SET NX``) for ``ARCHIVE_TTL_SECONDS``: versioned
    JSON (:data:`ARCHIVE_FORMAT`) compressed with zlib -- the replay (as
-   ``GET /v1/games/{id}/replay`` answers it), the seats (names, bots, and for a seat
-   bound to a player its ``player_id`` and holder), when it was created and finished;
+   ``GET /v1/games/{id}/replay`` answers it), the seats (names, bots, whether their
+   player resigned, and for a seat bound to a player its ``player_id`` and holder),
+   when it was created and finished, and the changes of its players' ratings,
+   computed from their ratings now (:func:`~service.hosting.rating_updates.rate_game`);
 2. an entry in the history of each player holding a seat (another slot: written
-   after, idempotent);
-3. then the queue's entry is removed.
+   after, idempotent), with its rating before and after;
+3. each player's change applied to its rating, once
+   (:func:`~service.hosting.rating_updates.apply_ratings`: another slot, the
+   player's; confirmed durable when the store is configured so);
+4. then the queue's entry is removed.
 
 Every step may run again, by the same worker or another that took the claim over:
-the archive's first write stays, and the history entries are the same ones.  So a
-game is archived once, whoever crashed where.  The step is also where what must
-happen once per finished game (ratings) can hook: it has the archive, and its
-queue entry stays until the step is done.
+the archive's first write stays (with the first computation of the ratings'
+changes), the history entries are the same ones, and a player's rating records
+the games applied to it.  So a game is archived, and counted in its players'
+ratings, once, whoever crashed where.
 
 Plain Python over a store, like :mod:`service.hosting.write_loop`.
 """
@@ -34,6 +39,7 @@ import orjson
 from service.config import Config
 from service.hosting import fair_play
 from service.hosting.players import player_holder
+from service.hosting.rating_updates import AppliedRating, apply_ratings, rate_game, seat_change
 from service.hosting.record import GameRecord
 from service.hosting.tokens import PLAYER_HOLDER_PREFIX
 from service.store import GameStore
@@ -52,8 +58,14 @@ class ArchiveFormatError(ValueError):
     """An archive of a format this code does not read."""
 
 
-def build_archive(record: GameRecord, replay: bytes, finished_ms: int) -> dict[str, Any]:
-    """The archive of ``record``, a finished game whose replay's JSON is ``replay``."""
+def build_archive(
+    record: GameRecord,
+    replay: bytes,
+    finished_ms: int,
+    ratings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The archive of ``record``, a finished game whose replay's JSON is ``replay``,
+    with the changes of its players' ratings (None: not rated)."""
     seats = []
     for seat in record.seats:
         holder = seat.token_hash
@@ -65,6 +77,7 @@ def build_archive(record: GameRecord, replay: bytes, finished_ms: int) -> dict[s
                 "bot": seat.bot,
                 "player": player,
                 "player_id": seat.player_id,
+                "resigned": seat.resigned,
             }
         )
     return {
@@ -75,6 +88,7 @@ def build_archive(record: GameRecord, replay: bytes, finished_ms: int) -> dict[s
         "finished_ms": finished_ms,
         "seats": seats,
         "replay": orjson.Fragment(replay),
+        "ratings": ratings,
     }
 
 
@@ -103,13 +117,15 @@ def history_entry(archive: dict[str, Any], seat: int) -> dict[str, Any]:
         "players": [s["name"] for s in archive["seats"]],
         "totals": replay["totals"],
         "winners": replay["winners"],
+        "rating": seat_change(archive, seat),
     }
 
 
 def archive_game(store: GameStore, config: Config, game_id: str) -> dict[str, Any] | None:
-    """Archive ``game_id`` and add it to its players' histories (see the module's
-    docstring); the archive, or None when there is nothing to archive (the game is
-    gone unarchived, or not finished).  Running it again changes nothing."""
+    """Archive ``game_id``, add it to its players' histories and apply its changes to
+    their ratings (see the module's docstring); the archive, or None when there is
+    nothing to archive (the game is gone unarchived, or not finished).  Running it
+    again changes nothing."""
     archives = store.archives
     stored = archives.load(game_id)
     if stored is None:
@@ -121,7 +137,8 @@ def archive_game(store: GameStore, config: Config, game_id: str) -> dict[str, An
             return None
         finished_ms = archives.finished_at(game_id) or int(time.time() * 1000)
         replay = fair_play.replay_text(store, record)
-        stored = pack(build_archive(record, replay, finished_ms))
+        ratings = rate_game(store, record)
+        stored = pack(build_archive(record, replay, finished_ms, ratings))
         if not archives.save(game_id, stored, config.archive_ttl_seconds):
             stored = archives.load(game_id) or stored  # another archiver's came first
     archive = unpack(stored)
@@ -136,7 +153,16 @@ def archive_game(store: GameStore, config: Config, game_id: str) -> dict[str, An
                 cutoff_ms=cutoff_ms,
                 ttl_seconds=config.archive_ttl_seconds,
             )
+    ratings_applied(store, config, apply_ratings(store, archive))
     return archive
+
+
+def ratings_applied(store: GameStore, config: Config, ratings: list[AppliedRating]) -> None:
+    """What follows once a game's changes are applied to its players' ratings:
+    ``ratings`` holds each rated player's rating in the game's pool now, with its
+    games (applied by this run of the step, or by an earlier one that stopped
+    before removing the queue's entry: what is done here must be idempotent too,
+    and done for each of them).  Nothing yet: the leaderboards' update goes here."""
 
 
 def archived_replay(store: GameStore, game_id: str) -> bytes | None:

@@ -9,6 +9,9 @@ or the overdue player's automatic move (and the autopilot hand-over), a write ea
 The game is then due again from what that write left -- at once when bots are left to
 play -- so a worker's threads take the games in turn, none hogging them.
 
+A waiting quick-join table falls due when its time for bots comes: its open seats
+are given to bots of its players' skill (:mod:`service.hosting.bot_fill`).
+
 A game whose every seat is played by a bot is played at a bounded pace: after each
 stretch, its next one is due ``BOT_IDLE_MOVE_SECONDS`` per move later
 (:func:`pace`), so it cannot flood its event log nor take a worker's time from the
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 
 from service.config import Config
 from service.engine.game_events import Event
+from service.hosting.bot_fill import fill_with_bots
 from service.hosting.record import GameRecord
 from service.hosting.snapshots import snapshot
 from service.hosting.timers import apply_timeouts
@@ -71,7 +75,10 @@ def play_due(store: GameStore, config: Config, game_id: str) -> Played:
             return None, Played()
         tried.append(version)
         now = time.time()
-        events = apply_timeouts(record, now, history=lambda: public_events(store, game_id))
+        if record.status == "waiting":  # a quick-join table's time for bots
+            events = fill_with_bots(store, record, now)
+        else:
+            events = apply_timeouts(record, now, history=lambda: public_events(store, game_id))
         if not events:
             return None, Played()
         moves = moves_in(events)

@@ -26,6 +26,7 @@ import orjson
 from service.config import Config
 from service.hosting.lobby_operations import open_seats, record_table, summary
 from service.hosting.record import GameRecord
+from service.hosting.skill_window import seated_skills
 from service.store import GameStore, StoreUnavailable
 from service.store.lobby_index import LISTED_STATUSES, game_of_member
 
@@ -184,13 +185,16 @@ def relist(
 
 
 def offer_seats(store: GameStore, config: Config, record: GameRecord) -> None:
-    """Tell the game's quick-join table how many seats it has open now."""
+    """Tell the game's quick-join table how many seats it has open now, and the
+    skills of its seated players (:mod:`service.hosting.skill_window`)."""
+    seats = open_seats(record)
     store.lobby.offer(
         record_table(record),
         record.id,
         record.created_at,
-        open_seats(record),
+        seats,
         config.lobby_waiting_seconds,
+        seated_skills(store, record) if seats else None,
     )
 
 

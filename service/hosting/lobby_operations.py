@@ -171,6 +171,7 @@ def leave(record: GameRecord, seat: int, reason: str | None = None) -> list[Even
         info.reserved_for, info.claimed_with = info.claimed_with, None
     if not any(s.token_hash is not None or s.reserved_for is not None for s in record.seats):
         record.cancelled = True
+        record.deadline = None  # a quick-join table's time for bots (hosting.bot_fill)
         events.append(Event("game_cancelled", {"reason": "last_player_left"}))
     return events
 

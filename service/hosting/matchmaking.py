@@ -27,6 +27,11 @@ How no seat is given twice and no game is over-filled, however many ask at once:
    ticket's game is also noted under the key: a retry is answered the seat taken
    there before it seeks.
 
+A rated player (apps mode: a player's credential) is handed only tickets of games
+whose players' mean skill is within the window around its own that the app sets
+(:mod:`service.hosting.skill_window`): the same tickets, names and retries, in
+the same atomic script, so the same guarantees hold.
+
 A client still without a seat after :data:`TRIES` rounds is refused
 (:class:`~service.hosting.refusals.LobbyBusyError`, 503 with ``Retry-After``).
 
@@ -44,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.config import Config
-from service.hosting import lobby_caps, seating
+from service.hosting import bot_fill, lobby_caps, seating
 from service.hosting.lobby_operations import LobbyTimers, table_of
 from service.hosting.record import GameRecord
 from service.hosting.refusals import (
@@ -70,6 +75,7 @@ from service.store import (
 from service.store.history import Position
 from service.store.lobby_index import TICKET_SECONDS, Ticket
 from service.store.script_args import IdempotencyRecord
+from service.store.skill_seek import SkillAsk
 
 TRIES = 8
 """Rounds of seek-then-join before a quick-join gives up (each refused one means
@@ -102,6 +108,11 @@ class Seeker:
     """Apps mode: the player taking the seat (no token then: :func:`seating.take`)."""
     player_id: str | None = None
     """Apps mode: the app's id of that player."""
+    skill: SkillAsk | None = None
+    """Apps mode, a player's quick-join: the games its seeks may be handed."""
+    bot_fill_seconds: float = 0.0
+    """Apps mode, a player's quick-join: a game it makes is filled with bots this
+    long after it was listed (0: never; :mod:`service.hosting.bot_fill`)."""
 
 
 def quick_join(
@@ -115,13 +126,18 @@ def quick_join(
     app: str | None = None,
     holder: str | None = None,
     player_id: str | None = None,
+    skill: SkillAsk | None = None,
+    bot_fill_seconds: float = 0.0,
 ) -> tuple[dict[str, Any], Position]:
     """Seat the caller (at client ``address``) at a table of the kind ``body``
     asks for: the answer's body (``id``, ``seat``, ``token``, ``version``,
     ``status``, ``created``), and the game's last event then (its ETag's);
     ``location(game_id)`` is the game's URL.  With ``app``, at that app's tables
     only; with a player's ``holder`` (the app's ``player_id``), the seat is that
-    player's (no ``token``).
+    player's (no ``token``); with its ``skill`` (a rated player's:
+    :meth:`service.hosting.skill_window.SkillWindow.ask`) at a table of its skill
+    only, and a game it makes is filled with bots ``bot_fill_seconds`` after it
+    was listed (0: never).
 
     With ``idem`` (the request's ``Idempotency-Key``) the seeks are named after the
     key, each ticket's game is noted under it before its seat is taken, and the
@@ -141,7 +157,9 @@ def quick_join(
     hold = lobby_caps.Hold(store, config, address)
     hold.take_place()  # refused over the address's cap, before any seat is handed out
     try:
-        seeker = Seeker(store, config, idem, hold, location, app, holder, player_id)
+        seeker = Seeker(
+            store, config, idem, hold, location, app, holder, player_id, skill, bot_fill_seconds
+        )
         return _seat_at(seeker, table, body)
     except NotDurable:  # the seat was taken (not confirmed yet): it counts
         raise
@@ -167,6 +185,7 @@ def _seat_at(seeker: Seeker, table: str, body: dict[str, Any]) -> tuple[dict[str
             keep,
             live_since,
             hold.may_list,
+            seeker.skill,
         )
         if ticket is None:  # it would list a new game, past the address's cap
             raise hold.listing_refused()
@@ -183,7 +202,7 @@ def _seat_at(seeker: Seeker, table: str, body: dict[str, Any]) -> tuple[dict[str
             ChangingTooFastError,
             AlreadySeatedError,
         ):
-            _give_back(seeker.store, table, ticket, lifetime)
+            _give_back(seeker, table, ticket, lifetime)
             raise
         except (HostingError, GameNotFound):  # full, started or cancelled: not to offer
             lobby.offer(table, ticket.game, 0.0, 0, lifetime)
@@ -203,10 +222,11 @@ def _name(config: Config, idem: Idempotency | None, round_: int) -> tuple[str, i
     return f"{idem.key_hash[:32]}.{round_}", config.idempotency_ttl_seconds
 
 
-def _give_back(store: GameStore, table: str, ticket: Ticket, lifetime: float) -> None:
+def _give_back(seeker: Seeker, table: str, ticket: Ticket, lifetime: float) -> None:
     """Give a ticket back, if the store lets us."""
+    player = None if seeker.skill is None else seeker.skill.player
     try:
-        store.lobby.release(table, ticket, lifetime)
+        seeker.store.lobby.release(table, ticket, lifetime, player)
     except StoreUnavailable:
         pass  # the game's seat stays unoffered: it leaves the lobby when it expires
 
@@ -252,6 +272,8 @@ def _make(
         listed=True,
     )
     record.created_at = ticket.created_at
+    if ticket.new and seeker.skill is not None and seeker.bot_fill_seconds > 0:
+        record.deadline = bot_fill.fill_at(record, seeker.bot_fill_seconds)
     answer = None
     saved = None
     if ticket.new:

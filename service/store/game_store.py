@@ -54,8 +54,10 @@ from service.store.failures import translate_errors
 from service.store.game_reads import REPLAY_HEAD, GameReads, Written, last_event
 from service.store.history import Chain, link, new_chain
 from service.store.holds import AddressHolds
+from service.store.leaderboards import Leaderboards
 from service.store.live_games import AppLiveGames
 from service.store.lobby_index import LobbyIndex
+from service.store.ratings import PlayerRatings
 from service.store.redis_client import RedisClient, connect, is_cluster, subscribers
 from service.store.script_args import (
     Deliveries,
@@ -135,6 +137,10 @@ class GameStore(GameReads, TicketStore):
         """The live games of each app (:mod:`service.store.live_games`)."""
         self.archives = Archives(lambda: self.client)
         """Finished games' archives and players' histories (:mod:`service.store.archives`)."""
+        self.ratings = PlayerRatings(lambda: self.client, self._durability)
+        """Players' ratings (:mod:`service.store.ratings`)."""
+        self.leaderboards = Leaderboards(lambda: self.client, cfg.leaderboard_shards)
+        """The leaderboards, sharded (:mod:`service.store.leaderboards`)."""
         self.app_hooks = AppHookLog(lambda: self.client, self.game_ttl_seconds)
         """The delivery logs of apps' webhooks (:mod:`service.store.app_hook_log`)."""
         if client is not None:

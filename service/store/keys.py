@@ -266,7 +266,8 @@ def table_key(table: str, part: str) -> str:
     """A key of a quick-join table (:func:`service.hosting.lobby_operations.table_of`):
     ``open`` (sorted set of its waiting games with seats to offer, by creation),
     ``free`` (hash game -> seats still to offer) or ``seen`` (hash game -> when a
-    seated player last showed life, ms); all share a hash tag.
+    seated player last showed life, ms) or ``skill`` (hash game -> its rated
+    players' skills: :mod:`service.store.skill_seek`); all share a hash tag.
 
     >>> table_key("ab12", "open")
     't13:seek:{ab12}:open'
@@ -334,7 +335,8 @@ def player_key(tag: str, part: str = "") -> str:
     """A key of one player of one app, tagged by a hash of both
     (:func:`service.hosting.players.player_tag`): ``""`` the hash of the player's
     tokens (field ``t:<token hash>``) and its bar, ``games`` the sorted set of the
-    games where it holds a seat.
+    games where it holds a seat, ``ratings`` (hash) and ``rated`` (sorted set) its
+    ratings and the games applied to them (:mod:`service.store.ratings`).
 
     >>> player_key("ab12"), player_key("ab12", "games")
     ('t13:player:{ab12}', 't13:player:{ab12}:games')
@@ -351,3 +353,29 @@ def app_hook_log_key(app_id: str) -> str:
     't13:app:{a1b2c3d4e5}:hooks-log'
     """
     return f"{app_key(app_id)}:{HOOK_LOG}"
+
+
+def leaderboard_slot(board: str, shard: int, shards: int) -> int:
+    """The hash slot of shard ``shard`` of ``shards`` of leaderboard ``board``: the
+    board's shards are spaced evenly over the 16384 slots from one the board's name
+    chooses, so they spread over a cluster's nodes (which hold ranges of slots).
+
+    >>> [leaderboard_slot("a1b2c3d4e5.classic.2", s, 4) for s in range(4)]
+    [8320, 12416, 128, 4224]
+    """
+    base = int(key_slot(board.encode()))
+    return (base + shard * (SLOTS // shards)) % SLOTS
+
+
+def leaderboard_key(board: str, shard: int, shards: int, part: str) -> str:
+    """A key of one shard of a leaderboard (:mod:`service.store.leaderboards`):
+    ``ratings`` (sorted set: member a player id, score minus its rating) or ``entries``
+    (hash: player id -> ``<rated games>:<changed ms>``).  Both are tagged with the slot tag of
+    :func:`leaderboard_slot` (a distinct tag per shard, in a slot of its own), and
+    named after the board (``<app>.<ruleset>.<table size>``) and the shard.
+
+    >>> leaderboard_key("a1b2c3d4e5.classic.2", 0, 4, "ratings")
+    't13:lb:{o22704}:a1b2c3d4e5.classic.2:0:ratings'
+    """
+    tag = outbox_tag(leaderboard_slot(board, shard, shards))
+    return f"{PREFIX}:lb:{{{tag}}}:{board}:{shard}:{part}"

@@ -22,7 +22,12 @@ Redis Cluster:
   ticket) of the oldest live game among the first few in line, else of the
   oldest, or lists a new game (made by its ticket holders) when there is none
   (:meth:`LobbyIndex.seek`): tables of different rulesets, options or sizes
-  live in different slots; a table's script does O(1) work.
+  live in different slots; a table's script does O(1) work.  A rated player's
+  seek (:class:`SkillAsk`) is handed a seat only of a game whose players' mean
+  skill is within a window of its own that widens with the game's wait; the
+  table keeps each game's players' skills for that
+  (:mod:`service.store.skill_seek`), and scans at most
+  :data:`~service.store.skill_seek.SKILL_SCAN` games of its line.
 
 Every entry is a hint: a reader checks the game itself, and a ticket is a seat
 taken through the game's own write, which refuses a seat already taken.
@@ -49,6 +54,7 @@ from service.store.lobby_scripts import (
     TABLE_SET_SCRIPT,
 )
 from service.store.redis_client import RedisClient
+from service.store.skill_seek import SKILL_SEEK_SCRIPT, SkillAsk, skill_entries
 
 LISTED_STATUSES = ("waiting", "playing", "finished", "aborted")
 """The statuses the lobby lists (a cancelled game leaves it)."""
@@ -270,6 +276,7 @@ class LobbyIndex:
         keep: float,
         live_since: float = 0.0,
         may_list: bool = True,
+        skill: SkillAsk | None = None,
     ) -> Ticket | None:
         """A seat of ``table`` to take: one of the open seats of its oldest game
         whose seated players showed life since ``live_since`` (Unix time) among the
@@ -278,50 +285,80 @@ class LobbyIndex:
         ticket is kept ``keep`` seconds under ``name``: a call of the same name (a
         retry) is answered the same ticket.  Games older than ``lifetime`` seconds
         are dropped on the way.  None when there is no seat to hand out and it
-        may not list ``new_game`` (``may_list`` False)."""
-        game, created, new = self._run(
-            SEEK_SCRIPT,
-            [
-                keys.table_key(table, "open"),
-                keys.table_key(table, "free"),
-                keys.table_key(table, f"ticket:{name}"),
-                keys.table_key(table, "seen"),
-            ],
-            [
-                _ms(time.time()),
-                _ms(lifetime),
-                new_game,
-                seats,
-                _ms(keep),
-                _ms(live_since),
-                "1" if may_list else "0",
-            ],
-        )
+        may not list ``new_game`` (``may_list`` False).
+
+        With ``skill``, only the games whose players' mean skill is within the
+        window it asks for (games without a rated player: any) are "in line",
+        among the first :data:`~service.store.skill_seek.SKILL_SCAN` (the first
+        few of them as above); the player's skill joins the game's with the
+        ticket."""
+        table_keys = [
+            keys.table_key(table, "open"),
+            keys.table_key(table, "free"),
+            keys.table_key(table, f"ticket:{name}"),
+            keys.table_key(table, "seen"),
+            keys.table_key(table, "skill"),
+        ]
+        args: list[Any] = [
+            _ms(time.time()),
+            _ms(lifetime),
+            new_game,
+            seats,
+            _ms(keep),
+            _ms(live_since),
+            "1" if may_list else "0",
+        ]
+        if skill is None:
+            game, created, new = self._run(SEEK_SCRIPT, table_keys, args)
+        else:
+            game, created, new = self._run(SKILL_SEEK_SCRIPT, table_keys, args + skill.args())
         if not _text(game):
             return None
         return Ticket(_text(game), int(_text(created)) / 1000, bool(int(new)))
 
-    def release(self, table: str, ticket: Ticket, lifetime: float) -> None:
-        """Give back a ticket whose seat was not taken (the store failed meanwhile)."""
+    def release(
+        self, table: str, ticket: Ticket, lifetime: float, player: str | None = None
+    ) -> None:
+        """Give back a ticket whose seat was not taken (the store failed meanwhile);
+        ``player``: the rated player it was handed to (its skill leaves the game's)."""
         self._run(
             RELEASE_SCRIPT,
-            [keys.table_key(table, "open"), keys.table_key(table, "free")],
-            [ticket.game, _ms(ticket.created_at), _ms(lifetime)],
+            [
+                keys.table_key(table, "open"),
+                keys.table_key(table, "free"),
+                keys.table_key(table, "skill"),
+            ],
+            [ticket.game, _ms(ticket.created_at), _ms(lifetime), player or ""],
         )
 
     def offer(
-        self, table: str, game_id: str, created_at: float, seats: int, lifetime: float
+        self,
+        table: str,
+        game_id: str,
+        created_at: float,
+        seats: int,
+        lifetime: float,
+        skills: dict[str, float] | None = None,
     ) -> None:
-        """Say that ``game_id`` of ``table`` has ``seats`` open seats to offer (0: none)."""
+        """Say that ``game_id`` of ``table`` has ``seats`` open seats to offer (0:
+        none), and the skills of its rated seated players (player id -> skill)."""
         self._run(
             TABLE_SET_SCRIPT,
             [
                 keys.table_key(table, "open"),
                 keys.table_key(table, "free"),
                 keys.table_key(table, "seen"),
+                keys.table_key(table, "skill"),
             ],
-            [game_id, _ms(created_at), seats, _ms(lifetime)],
+            [game_id, _ms(created_at), seats, _ms(lifetime), skill_entries(skills or {})],
         )
+
+    def skills(self, table: str, game_id: str) -> dict[str, float]:
+        """The skills ``table`` keeps for ``game_id``'s players (player id -> skill)."""
+        with translate_errors():
+            found = self._client().hget(keys.table_key(table, "skill"), game_id)
+        pairs = (entry.partition("=") for entry in _text(found or b"").split())
+        return {player: float(skill) for player, _, skill in pairs}
 
     def remember(self, key_hash: str, game_id: str, ttl: int) -> None:
         """Note for ``ttl`` seconds that the quick-join keyed ``key_hash`` is taking a

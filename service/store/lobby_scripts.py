@@ -137,7 +137,8 @@ SEEK_SCRIPT = """
 -- ticket holders make it) and hand out its first seat.
 -- KEYS[1] the table's sorted set of games (score: created ms), KEYS[2] its hash
 -- game -> seats still to hand out, KEYS[3] this request's ticket (in the same slot),
--- KEYS[4] its hash game -> last sign of life of a seated player (ms)
+-- KEYS[4] its hash game -> last sign of life of a seated player (ms), KEYS[5] its hash
+-- game -> its players' skills (cleared for a game dropped)
 -- ARGV[1] now (ms), ARGV[2] how long a waiting game stays in the lobby (ms),
 -- ARGV[3] a new game's id, ARGV[4] its seats, ARGV[5] how long the ticket is kept (ms),
 -- ARGV[6] live since (ms), ARGV[7] '1' if it may list the new game, else '0'
@@ -156,6 +157,7 @@ local function drop(game)
   redis.call('ZREM', KEYS[1], game)
   redis.call('HDEL', KEYS[2], game)
   redis.call('HDEL', KEYS[4], game)
+  redis.call('HDEL', KEYS[5], game)
 end
 local ticket
 for _ = 1, 64 do
@@ -201,11 +203,13 @@ return ticket
 
 RELEASE_SCRIPT = """
 -- Give back a ticket whose seat could not be taken (the store failed meanwhile): the
--- game has one more seat to hand out.  If the seat was taken after all, the game's own
--- write refuses the next holder, who drops the game from the table.
--- KEYS[1] the table's sorted set of games, KEYS[2] its hash game -> seats to hand out
+-- game has one more seat to hand out, and the ticket's player's skill (skill-based
+-- quick-join) leaves the game's entries.  If the seat was taken after all, the game's
+-- own write refuses the next holder, who drops the game from the table.
+-- KEYS[1] the table's sorted set of games, KEYS[2] its hash game -> seats to hand out,
+-- KEYS[3] its hash game -> its players' skills ("<player>=<skill> ...")
 -- ARGV[1] game id, ARGV[2] its created ms, ARGV[3] how long a waiting game stays in
--- the lobby (ms)
+-- the lobby (ms), ARGV[4] the ticket's player ('': none)
 -- Returns 1.
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
@@ -213,27 +217,49 @@ else
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
   redis.call('HSET', KEYS[2], ARGV[1], 1)
 end
+local entries = ARGV[4] ~= '' and redis.call('HGET', KEYS[3], ARGV[1])
+if entries then
+  local kept = {}
+  for player, skill in string.gmatch(entries, '(%S+)=(%S+)') do
+    if player ~= ARGV[4] then kept[#kept + 1] = player .. '=' .. skill end
+  end
+  if #kept == 0 then
+    redis.call('HDEL', KEYS[3], ARGV[1])
+  else
+    redis.call('HSET', KEYS[3], ARGV[1], table.concat(kept, ' '))
+  end
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 1
 """
 
 TABLE_SET_SCRIPT = """
--- Say how many seats a game of a quick-join table has to offer (0: none, drop it).
+-- Say how many seats a game of a quick-join table has to offer (0: none, drop it), and
+-- its seated players' skills (skill-based quick-join).
 -- KEYS[1] the table's sorted set of games, KEYS[2] its hash game -> seats to offer,
--- KEYS[3] its hash game -> last sign of life
+-- KEYS[3] its hash game -> last sign of life, KEYS[4] its hash game -> its players'
+-- skills
 -- ARGV[1] game id, ARGV[2] its created ms, ARGV[3] seats to offer, ARGV[4] how long
--- a waiting game stays in the lobby (ms): an idle table's keys expire after it
+-- a waiting game stays in the lobby (ms): an idle table's keys expire after it,
+-- ARGV[5] its players' skills, "<player>=<skill> ..." ('': none rated)
 -- Returns 1.
 if tonumber(ARGV[3]) <= 0 then
   redis.call('ZREM', KEYS[1], ARGV[1])
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('HDEL', KEYS[3], ARGV[1])
+  redis.call('HDEL', KEYS[4], ARGV[1])
 else
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
   redis.call('PEXPIRE', KEYS[2], ARGV[4])
+  if ARGV[5] == '' then
+    redis.call('HDEL', KEYS[4], ARGV[1])
+  else
+    redis.call('HSET', KEYS[4], ARGV[1], ARGV[5])
+    redis.call('PEXPIRE', KEYS[4], ARGV[4])
+  end
 end
 return 1
 """

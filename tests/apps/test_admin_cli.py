@@ -126,3 +126,33 @@ def test_an_apps_webhook_url_is_refused_as_a_games_is(admin, store, capsys, url)
     assert main(["apps", "webhook", made["id"], "--url", url]) == 1
     assert "webhook URL refused" in capsys.readouterr().err
     assert apps.load(store.apps, made["id"]).webhook is None
+
+
+def test_matchmaking_shows_sets_and_refuses_bad_values(admin, store, capsys):
+    made = admin("apps", "create", "Cards")
+    shown = admin("apps", "matchmaking", made["id"])["matchmaking"]
+    assert shown == dict.fromkeys(apps.MATCHMAKING)
+    set_ = admin(
+        "apps", "matchmaking", made["id"], "--base", "2", "--widen-per-second", "0.5", "--max", "20"
+    )
+    assert set_["matchmaking"] == {
+        "skill_base": 2.0,
+        "skill_widen_per_second": 0.5,
+        "skill_max": 20.0,
+        "bot_fill_seconds": None,
+    }
+    assert apps.load(store.apps, made["id"]).matchmaking["skill_max"] == 20.0
+    back = admin("apps", "matchmaking", made["id"], "--max", "default")["matchmaking"]
+    assert back["skill_max"] is None and back["skill_base"] == 2.0
+    for bad in ("-1", "fast", "nan", "1e9"):
+        with pytest.raises(SystemExit) as refused:
+            main(["apps", "matchmaking", made["id"], "--base", bad])
+        assert refused.value.code == 2
+        assert "--base" in capsys.readouterr().err
+    assert apps.load(store.apps, made["id"]).matchmaking == {
+        "skill_base": 2.0,
+        "skill_widen_per_second": 0.5,
+    }
+    admin("apps", "matchmaking", "nosuchapp0", "--base", "1", status=1)
+    filled = admin("apps", "matchmaking", made["id"], "--bot-fill-seconds", "60")
+    assert filled["matchmaking"]["bot_fill_seconds"] == 60.0

@@ -6,6 +6,7 @@ refused, and a revocation honoured by both instances within a second."""
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -121,3 +122,33 @@ def test_an_app_lists_and_aborts_its_games_across_a_cluster(cluster, instances):
     assert [game["id"] for game in only["games"]] == [made[1]]
     mine = call("GET", "/v1/app/games", app["key"], params={"player_id": "p3"}).json()
     assert [game["id"] for game in mine["games"]] == [made[3]]
+
+
+def test_players_quick_join_by_skill_across_a_cluster(cluster, instances):
+    """The skill-based seek's keys share its table's slot: players' quick-joins, each
+    to the other instance, pair up exactly, and a retry with the same key (on the
+    other instance) is answered the same seat."""
+    url = cluster[2].url
+    app = admin(url, "apps", "create", "cards", env={"REDIS_CLUSTER": "true"})
+    set_ = admin(
+        url, "apps", "matchmaking", app["id"], "--base", "1", env={"REDIS_CLUSTER": "true"}
+    )
+    assert set_["matchmaking"]["skill_base"] == 1.0
+    bases = itertools.cycle([server.url for server in instances])
+
+    def call(method: str, path: str, headers: dict[str, str], **kwargs: Any) -> requests.Response:
+        return requests.request(method, next(bases) + path, headers=headers, timeout=10, **kwargs)
+
+    seats: dict[tuple[str, int], str] = {}
+    for i in range(6):
+        pid = f"p{i}"
+        minted = call("POST", f"/v1/players/{pid}/tokens", bearer(app["key"]), json={"name": pid})
+        headers = {**bearer(minted.json()["token"]), "Idempotency-Key": str(uuid.uuid4())}
+        body = {"name": pid, "seats": 2}
+        first = call("POST", "/v1/lobby/quick-join", headers, json=body)
+        assert first.status_code == 201, first.text
+        again = call("POST", "/v1/lobby/quick-join", headers, json=body)
+        assert again.status_code == 201 and again.json() == first.json()
+        seats[(first.json()["id"], first.json()["seat"])] = pid
+    games = {game for game, _seat in seats}
+    assert len(seats) == 6 and len(games) == 3, "three games of two, every seat once"

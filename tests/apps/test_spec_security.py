@@ -62,6 +62,7 @@ def test_apps_mode_takes_what_each_operation_declares(apps_client, new_app, spec
     for path, method, declared in spec_operations:
         game_id, sent = credentials(apps_client, app)  # a game of its own for each
         url = path.replace("{game_id}", game_id).replace("{player_id}", "u2")
+        url = url.replace("{ruleset}", "classic").replace("{table_size}", "2")
         names = {name for each in declared for name in each}
         bare = apps_client.open(url, method=method.upper(), json={})
         if declared:

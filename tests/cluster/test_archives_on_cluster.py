@@ -1,6 +1,6 @@
 """Archives on a real Redis Cluster: the finishing write queues the game in its own
 slot (one atomic script), the bot worker's archiver -- woken by the hint every node
-forwards -- archives it and writes the players' histories in their own slots, and the
+forwards -- archives it and writes the players' histories and ratings in their own slots, and the
 replay is served from the archive once the live keys are gone."""
 
 from __future__ import annotations
@@ -63,6 +63,12 @@ def test_a_finished_game_is_archived_across_a_cluster(cluster: list[RedisServer]
         mine = client.get("/v1/me/history", headers=bearer(ann)).get_json()
         assert [g["id"] for g in mine["games"]] == games[::-1]
         assert all(g.startswith(record.id + "-") for g in games)
+        # each player's ratings, in the player's own slot, count both games once
+        for player in (ann, bob):
+            me = client.get("/v1/me", headers=bearer(player)).get_json()
+            assert [(r["ruleset"], r["table_size"], r["games"]) for r in me["ratings"]] == [
+                ("classic", 2, 2)
+            ]
         replay: Any = client.get(f"/v1/games/{games[0]}/replay", headers=auth).get_json()
         live = list(store.client.scan_iter(match=f"t13:{{{games[0]}}}:*"))
         assert live

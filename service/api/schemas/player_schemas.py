@@ -8,6 +8,7 @@ from marshmallow import Schema, fields, validate
 
 from service.api.schemas import enums
 from service.api.schemas.fields import FullMatch, Name, QueryInteger
+from service.api.schemas.rating_schemas import RatingChangeOut
 from service.hosting.archiving import HISTORY_LIMIT, HISTORY_MAX_LIMIT
 from service.hosting.players import MAX_LIFETIME_SECONDS, PLAYER_ID_PATTERN
 
@@ -172,6 +173,14 @@ class HistoryEntryOut(Schema):
     )
     winners = fields.List(
         fields.Integer(), required=True, metadata={"description": "The winning seats"}
+    )
+    rating = fields.Nested(
+        RatingChangeOut,
+        allow_none=True,
+        metadata={
+            "description": "The player's rating in the game's ruleset and table size, "
+            "before and after the game (null or absent: the game was not rated)"
+        },
     )
 
 
