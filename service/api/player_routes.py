@@ -19,7 +19,7 @@ from service.api.problems import ApiError
 from service.api.responses import json_response
 from service.api.schemas import player_schemas as schemas
 from service.api.schemas import rating_schemas
-from service.hosting import archiving, player_games, players, ratings
+from service.hosting import archiving, player_bars, player_games, players, ratings
 
 blp = Blueprint(
     "players",
@@ -94,10 +94,11 @@ class PlayerBar(MethodView):
         """Bar a player
 
         Revokes the player's tokens and refuses new ones, and seats for the
-        player, until the bar is lifted.
+        player, until the bar is lifted; takes the player off the app's
+        leaderboards.
         """
         app, _player = _apps_mode()
-        revoked = players.set_barred(store().apps, app, player_id, True)
+        revoked = player_bars.bar(store(), app, player_id)
         return json_response({"player_id": player_id, "barred": True, "revoked": revoked})
 
     @blp.doc(operationId="unbarPlayer")
@@ -109,7 +110,7 @@ class PlayerBar(MethodView):
         New tokens may be minted for the player again.
         """
         app, _player = _apps_mode()
-        revoked = players.set_barred(store().apps, app, player_id, False)
+        revoked = player_bars.unbar(store(), app, player_id)
         return json_response({"player_id": player_id, "barred": False, "revoked": revoked})
 
 

@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 from service.config import Config
-from service.hosting import fair_play
+from service.hosting import fair_play, leaderboards, players
 from service.hosting.players import player_holder
 from service.hosting.rating_updates import AppliedRating, apply_ratings, rate_game, seat_change
 from service.hosting.record import GameRecord
@@ -158,11 +158,20 @@ def archive_game(store: GameStore, config: Config, game_id: str) -> dict[str, An
 
 
 def ratings_applied(store: GameStore, config: Config, ratings: list[AppliedRating]) -> None:
-    """What follows once a game's changes are applied to its players' ratings:
-    ``ratings`` holds each rated player's rating in the game's pool now, with its
-    games (applied by this run of the step, or by an earlier one that stopped
-    before removing the queue's entry: what is done here must be idempotent too,
-    and done for each of them).  Nothing yet: the leaderboards' update goes here."""
+    """Post each rated player's rating in the game's pool to its app's leaderboard:
+    ``ratings`` holds each one now, with its games (applied by this run of the step,
+    or by an earlier one that stopped before removing the queue's entry, so each is
+    posted; a post is idempotent, and a late one never undoes a newer).  A barred
+    player is taken off again after its post: checked after, so a bar set at any
+    moment of the step is honoured (the bar removes the player from the boards)."""
+    for applied in ratings:
+        board = leaderboards.Board(applied.app_id, applied.ruleset, applied.table_size)
+        rating = applied.rating
+        listed = leaderboards.post(
+            store, config, board, applied.player_id, rating.displayed, rating.games
+        )
+        if listed and players.is_barred(store.apps, applied.app_id, applied.player_id):
+            leaderboards.remove_everywhere(store, applied.app_id, applied.player_id)
 
 
 def archived_replay(store: GameStore, game_id: str) -> bytes | None:
