@@ -9,8 +9,8 @@ of their last round (``bench/_games.py``, the games of ``bench/http_bench.py``):
 * ``seat``:   seats taken with seats' tokens (``Authorization: Bearer <seat token>``);
 * ``player``: seats bound to players of the app (two players of their own per game),
   each acting with a player token minted for it (``t13_pt_...``): every request
-  also reads the player's hash (one Redis read) and the app's record (cached half a
-  second per worker).
+  also reads the player's hash (sent with the game's read, one round trip) and the
+  app's record (cached half a second per worker).
 
 Each repetition runs, for the player view and for moves, seat, player, player,
 seat (the mirror on odd repetitions), so that a drift of the machine cancels out;

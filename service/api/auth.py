@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from service.api.context import Call, call
 from service.api.problems import ApiError
 from service.hosting import apps, player_jwts, players
+from service.hosting.apps import AppDirectory
 from service.hosting.players import Player
 from service.hosting.record import GameRecord
 from service.hosting.tokens import hash_token
@@ -74,7 +75,8 @@ def principal(current: Call | None = None) -> Principal | None:
     request.  In open mode every token is a seat's.  In apps mode an app's secret
     key, a player token or a player JWT signed by the app is checked (401
     ``INVALID_CREDENTIAL`` or ``CREDENTIAL_EXPIRED`` when refused); any other token is
-    a seat's, which the game's seats decide."""
+    a seat's, which the game's seats decide.  A player token is read with the
+    request's first read of its game, when its route names one (one round trip)."""
     current = current or call()
     if current.identity is not None:
         return current.identity  # type: ignore[no-any-return]
@@ -90,7 +92,7 @@ def principal(current: Call | None = None) -> Principal | None:
         found = Principal(APP, app.id, "app:" + app.id)
     elif directory is not None and players.is_player_token(token):
         try:
-            player = players.verify(directory.registry, token)
+            player = _verify_player(current, directory, token)
         except players.TokenExpired:
             raise refusal("CREDENTIAL_EXPIRED", EXPIRED) from None
         if player is None or directory.live(player.app) is None:
@@ -108,6 +110,21 @@ def principal(current: Call | None = None) -> Principal | None:
         found = Principal(SEAT, None, hash_token(token))
     current.identity = found
     return found
+
+
+def _verify_player(current: Call, directory: AppDirectory, token: str) -> Player | None:
+    """:func:`service.hosting.players.verify`; with the request's first read of its
+    game in the same round trip when its route names one (:attr:`Call.first_read`),
+    kept for its handler (:meth:`Call.read`)."""
+    read = current.first_read
+    if read is None:
+        return players.verify(directory.registry, token)
+    found = players.verify_reading(current.services.store, token, read)
+    if found is None:
+        return None
+    player, result = found
+    current.prefetched = (read, result)
+    return player
 
 
 def request_holder() -> str | None:

@@ -16,7 +16,7 @@ import orjson
 from flask import Response
 
 from service.api.conditional import if_match
-from service.api.context import services, store
+from service.api.context import call, services, store
 from service.api.etags import etag
 from service.api.idempotency import game_idempotency, replay
 from service.api.responses import json_response
@@ -26,6 +26,7 @@ from service.hosting.record import GameRecord
 from service.hosting.snapshots import snapshot_with
 from service.hosting.write_loop import Write
 from service.store import IdempotentReplay
+from service.store.game_reads import game_read
 from service.store.history import Position
 
 
@@ -63,9 +64,11 @@ def change(
     events) saves nothing: it is answered at the version it read.  With
     ``conditional`` the request's ``If-Match`` is honoured (412 when stale), after
     ``guard`` (who may change the game: a refused credential is answered 401, not
-    412)."""
+    412).  The game read already for the request (a player's credential checked
+    with it: :attr:`~service.api.context.Call.first_read`) is the first attempt's."""
     expected = if_match() if conditional else None
     idem = game_idempotency(game_id)
+    read_already = None if idem is not None else call().prefetched_read(game_read(game_id))
 
     def step(
         version: int, record: GameRecord
@@ -82,7 +85,14 @@ def change(
 
     try:
         (outcome, status, text, new_version), last = write_loop.optimistic_write(
-            store(), services().config, game_id, step, idem=idem, expected=expected, guard=guard
+            store(),
+            services().config,
+            game_id,
+            step,
+            idem=idem,
+            expected=expected,
+            guard=guard,
+            first=read_already,
         )
     except IdempotentReplay as first:
         assert idem is not None

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import current_app, request
 
@@ -29,6 +29,9 @@ from service.hosting.apps import AppDirectory
 from service.hosting.lobby_caps import Hold
 from service.logs import CURRENT_REQUEST
 from service.store import GameStore
+from service.store.game_reads import Read
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,12 @@ class Call:
     _body: bytes | None = field(default=None, repr=False)
     identity: Any = field(default=None, repr=False)
     """Who is asking, once :func:`service.api.auth.principal` found out (apps mode)."""
+    first_read: Read[Any] | None = field(default=None, repr=False)
+    """The read of its game the handler makes first (the fast lane's routes name it):
+    a player's credential is checked in the same round trip, and what it read kept
+    in :attr:`prefetched` for the handler."""
+    prefetched: tuple[Read[Any], Any] | None = field(default=None, repr=False)
+    """A read made already for this request and what it found (see :meth:`read`)."""
 
     def header(self, name: str) -> str | None:
         """A request header (``Authorization``, ``If-Match``...), or None."""
@@ -82,6 +91,26 @@ class Call:
         if self._body is None:
             self._body = b"" if self.read_body is None else self.read_body()
         return self._body
+
+    def read(self, read: Read[T]) -> T:
+        """What ``read`` finds: read already for this request when it was the read
+        made with the credential's check (:attr:`prefetched`, used once), else read now."""
+        done = self.prefetched
+        if done is not None and done[0].commands == read.commands:
+            self.prefetched = None
+            found: T = done[1]
+            return found
+        return self.services.store.read(read)
+
+    def prefetched_read(self, read: Read[T]) -> T | None:
+        """What :meth:`read` would find without reading: None when ``read`` was not
+        made already (a write's first attempt then reads for itself)."""
+        done = self.prefetched
+        if done is None or done[0].commands != read.commands:
+            return None
+        self.prefetched = None
+        found: T = done[1]
+        return found
 
 
 CURRENT_CALL: ContextVar[Call | None] = ContextVar("t13_call", default=None)

@@ -7,7 +7,9 @@ routing, flask-smorest's wrappers, the response object's finalisation -- costs
 more than the work these requests do (and a waiting client would hold its
 objects and deep frames while it waits), so :class:`FastLane` sits between the
 WSGI middleware and Flask and answers them itself by calling **the same
-handlers** the Flask views call, with the same error mapping
+handlers** the Flask views call (and, for a player's credential, reading the
+game the handler reads first in the round trip that checks the credential:
+:attr:`~service.api.context.Call.first_read`), with the same error mapping
 (:func:`service.api.problems.answer_for`).  Which requests, which handler, the
 limit counted first and the template the metrics name them by all come from the
 route table (:func:`service.api.routes.fast_routes`), as Flask's routes do.  The
@@ -72,9 +74,11 @@ class FastLane:
         this_call = Call(environ, self.services, None, body)
         CURRENT_CALL.set(this_call)
         try:
+            params = match.groupdict()
+            if route.first_read is not None:  # for a player's credential's check
+                this_call.first_read = route.first_read(this_call, params["game_id"])
             if route.limited is not None:  # before the handler, as Flask's hook
                 app_limits.count(this_call, route.limited)
-            params = match.groupdict()
             access.check(this_call, route.access, params)  # apps mode: who may call it
             response = route.handler(**params)
         except Exception as exc:  # mapped exactly as Flask's error handlers map it

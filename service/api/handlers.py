@@ -17,7 +17,7 @@ from service.api import metrics, presence
 from service.api.auth import APP, request_holder, require_holder, require_seat
 from service.api.changes import ChangeOutcome, change, current
 from service.api.conditional import not_modified
-from service.api.context import call, store
+from service.api.context import Call, call, store
 from service.api.etags import etag
 from service.api.media import require_json
 from service.api.responses import json_response
@@ -28,7 +28,7 @@ from service.hosting.document import seat_part_for, with_results, with_seat_part
 from service.hosting.game_views import view
 from service.hosting.record import GameRecord
 from service.store import GameNotFound
-from service.store.game_reads import Versioned
+from service.store.game_reads import LoadedGame, Read, Versioned, game_read, seat_view_read
 
 
 def public_view(game_id: str) -> Response:
@@ -110,11 +110,22 @@ def seat_held_by(game_id: str, holder: str) -> int | None:
     return seat
 
 
+def player_view_read(current: Call, game_id: str) -> Read[Versioned | None]:
+    """The read :func:`player_view` makes first (:attr:`Call.first_read`)."""
+    return seat_view_read(game_id)
+
+
+def move_read(current: Call, game_id: str) -> Read[LoadedGame | None] | None:
+    """The read :func:`make_move` makes first (:attr:`Call.first_read`): the game's,
+    unless the move sends an ``Idempotency-Key`` (read with the key's record)."""
+    return None if current.header("Idempotency-Key") is not None else game_read(game_id)
+
+
 def _saved_seat_part(game_id: str, holder: str | None) -> tuple[Versioned, bytes | None]:
     """What :meth:`GameStore.load_seat_view` read (404 without a game), and the part
     of the seat of the token whose hash is ``holder`` saved with the last change:
     None when there is none for it (then the document must be read)."""
-    found = store().load_seat_view(game_id)
+    found = call().read(seat_view_read(game_id))
     if found is None:
         raise GameNotFound(game_id)
     version, _deadline, _public, _results, parts = found

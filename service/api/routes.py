@@ -4,8 +4,9 @@ A :class:`Route` is a path, the view answering it (a flask-smorest view, whose
 decorators document it: parameters, bodies, answers) and, per method, what
 else the endpoint needs: the rate limit counting its requests and whom it
 counts them against, and, for the hottest requests, the handler the fast lane
-calls (:mod:`service.api.fastlane`).  Everything else is derived from
-:data:`ROUTES`:
+calls (:mod:`service.api.fastlane`) and the read of its game it makes first (a
+player's credential is checked in the same round trip: :mod:`service.api.auth`).
+Everything else is derived from :data:`ROUTES`:
 
 - Flask's routes: each view is added to its blueprint under its path (at
   import, as a ``@blp.route`` decorator would), and :data:`BLUEPRINTS` are
@@ -50,10 +51,16 @@ from service.api import (
 )
 from service.api.access import Access, SecurityRequirements, security
 from service.api.blueprint import Blueprint
+from service.api.context import Call
 from service.api.limits import Limited, Per, Rate
+from service.store.game_reads import Read
 
 Handler = Callable[..., Response]
 """A fast lane's handler, called with the path's parameters as keywords."""
+
+FirstRead = Callable[[Call, str], Read[Any] | None]
+"""The read a fast lane's handler makes first, of the request and its ``game_id``
+(None: none to name for this request)."""
 
 GAME = "/<game_id:game_id>"
 PLAYER = "/players/<player_id:player_id>"
@@ -70,6 +77,8 @@ class Route:
     """A ``MethodView`` class, or a view function (one method: GET)."""
     limits: Mapping[str, Limited] = field(default_factory=dict)
     fast: Mapping[str, Handler] = field(default_factory=dict)
+    first_reads: Mapping[str, FirstRead] = field(default_factory=dict)
+    """Per method answered by the fast lane, the read its handler makes first."""
     access: Access = Access.GAME_SEAT
     """Who may call it in apps mode (:mod:`service.api.access`)."""
 
@@ -109,6 +118,7 @@ ROUTES: tuple[Route, ...] = (
         GAME + "/view",
         game_routes.PlayerViewResource,
         fast={"GET": handlers.player_view},
+        first_reads={"GET": handlers.player_view_read},
     ),
     Route(
         game_routes.blp,
@@ -123,6 +133,7 @@ ROUTES: tuple[Route, ...] = (
         game_routes.Moves,
         {"POST": Limited(Rate.MOVES, Per.TOKEN)},  # every attempt counts
         fast={"POST": handlers.make_move},
+        first_reads={"POST": handlers.move_read},
     ),
     Route(
         game_routes.blp,
@@ -260,7 +271,7 @@ BLUEPRINTS: tuple[Blueprint, ...] = tuple(dict.fromkeys(route.blueprint for rout
 
 def _add_to_blueprints(routes: tuple[Route, ...]) -> None:
     for route in routes:
-        unknown = {*route.limits, *route.fast} - route.methods
+        unknown = {*route.limits, *route.fast, *route.first_reads} - route.methods
         if unknown:
             raise ValueError(f"{route.endpoint} answers no {', '.join(sorted(unknown))}")
         route.blueprint.route(route.rule)(route.view)
@@ -296,13 +307,15 @@ def counted(routes: tuple[Route, ...] = ROUTES) -> dict[tuple[str, str], Limited
 @dataclass(frozen=True, slots=True)
 class FastRoute:
     """A route the fast lane answers: its path's pattern, the handler, the
-    template (the metrics' label) and the limit counted first, if any."""
+    template (the metrics' label), the limit counted first, if any, and the
+    read of its game the handler makes first, if named."""
 
     pattern: re.Pattern[str]
     handler: Handler
     template: str
     limited: Limited | None
     access: Access = Access.GAME_SEAT
+    first_read: FirstRead | None = None
 
 
 CONVERTER = re.compile(r"<(?:(?P<converter>\w+):)?(?P<name>\w+)>")
@@ -320,7 +333,12 @@ def fast_routes(
         for method, handler in route.fast.items():
             pattern = re.compile(_pattern(route.template, converters))
             fast = FastRoute(
-                pattern, handler, route.template, route.limits.get(method), route.access
+                pattern,
+                handler,
+                route.template,
+                route.limits.get(method),
+                route.access,
+                route.first_reads.get(method),
             )
             out.setdefault(method, []).append(fast)
     return {method: tuple(found) for method, found in out.items()}

@@ -6,7 +6,9 @@ shown once.  ``<tag>`` is a hash of the app's and the player's ids: it names the
 player's Redis hash (:mod:`service.store.app_registry`), where only the token's
 SHA-256 is kept, with its expiry, the player's name and ids.  Checking a token is
 one read of that hash, on every request (no cache): a token revoked, or a player
-barred, is refused by every instance from the next request on.
+barred, is refused by every instance from the next request on.  A request that
+reads its game first sends that read in the same round trip
+(:func:`verify_reading`): a player's credential then costs no round trip of its own.
 
 A seat a player takes holds the player's *holder* (:func:`player_holder`) where a
 seat token's seat holds the token's hash: every credential of the player, on any
@@ -20,12 +22,14 @@ import hashlib
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from service.hosting.tokens import PLAYER_HOLDER_PREFIX, hash_token, new_token
-from service.store.app_registry import AppRegistry
+from service.store import GameStore
+from service.store.app_registry import AppRegistry, PlayerToken, player_token_read
+from service.store.game_reads import Read
 
 TOKEN_PREFIX = "t13_pt_"
 """How a player token begins."""
@@ -105,13 +109,32 @@ class TokenExpired(Exception):
     """A player token past its expiry."""
 
 
+T = TypeVar("T")
+
+
 def verify(registry: AppRegistry, token: str) -> Player | None:
     """The player ``token`` stands for: None when it is not one of ours, unknown,
     revoked or the player barred; :class:`TokenExpired` past its expiry."""
     shaped = TOKEN_PATTERN.fullmatch(token)
     if shaped is None:
         return None
-    found = registry.player_token(shaped[1], hash_token(token))
+    return _player(shaped[1], registry.player_token(shaped[1], hash_token(token)))
+
+
+def verify_reading(store: GameStore, token: str, read: Read[T]) -> tuple[Player, T] | None:
+    """:func:`verify` with ``read`` (the game's read its request makes first) in the
+    same round trip: the player and what ``read`` found, or None where
+    :func:`verify` gives None."""
+    shaped = TOKEN_PATTERN.fullmatch(token)
+    if shaped is None:
+        return None
+    found, result = store.read_both(player_token_read(shaped[1], hash_token(token)), read)
+    player = _player(shaped[1], found)
+    return None if player is None else (player, result)
+
+
+def _player(tag: str, found: PlayerToken | None) -> Player | None:
+    """The player of a token of ``tag`` as its player's hash holds it (``found``)."""
     if found is None:
         return None
     expires, entry = found
@@ -121,7 +144,7 @@ def verify(registry: AppRegistry, token: str) -> Player | None:
     if data.get("v") != 1:
         return None
     player = Player(data["app"], data["player"], data["name"], expires)
-    return player if player.tag == shaped[1] else None
+    return player if player.tag == tag else None
 
 
 def is_player_token(token: str) -> bool:

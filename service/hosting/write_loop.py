@@ -46,7 +46,7 @@ from service.hosting.refusals import (
 from service.hosting.saved_answers import Idempotency
 from service.hosting.snapshots import events_payload, snapshot
 from service.store import GameNotFound, GameStore, IdempotentReplay, VersionConflict
-from service.store.game_reads import Written
+from service.store.game_reads import LoadedGame, Written
 from service.store.history import Position
 from service.store.script_args import Deliveries, IdempotencyRecord
 
@@ -86,6 +86,7 @@ def optimistic_write(
     idem: Idempotency | None = None,
     expected: Precondition | None = None,
     guard: Callable[[GameRecord], object] | None = None,
+    first: LoadedGame | None = None,
 ) -> tuple[T, Position]:
     """Load the game, run ``step`` and save what it changed if the game is still
     at the version it read; else start over.
@@ -99,9 +100,17 @@ def optimistic_write(
     history, :class:`VersionMismatchError` when the game is at another version.  Raises
     :class:`GameNotFound`, :class:`ChangingTooFastError` after
     :data:`MAX_ATTEMPTS` lost races, and :class:`IdempotentReplay` when
-    ``idem``'s key was used already (found on reading, or refused on writing)."""
+    ``idem``'s key was used already (found on reading, or refused on writing).
+
+    ``first``: the game as the caller read it already for this write
+    (:func:`~service.store.game_reads.game_read`, without ``idem``), which the first
+    attempt takes in place of its read."""
     for _attempt in range(MAX_ATTEMPTS):
-        version, record, last = _load(store, game_id, idem)
+        if first is not None and idem is None:
+            version, record, last = _loaded(first)
+            first = None
+        else:
+            version, record, last = _load(store, game_id, idem)
         if guard is not None:
             guard(record)
         if expected is not None:
@@ -163,6 +172,10 @@ def _load(
         found = store.load_game(game_id)
     if found is None:
         raise GameNotFound(game_id)
+    return _loaded(found)
+
+
+def _loaded(found: LoadedGame) -> tuple[int, GameRecord, Position]:
     version, raw, results = found
     return version, GameRecord.loaded(raw, results), found.last
 

@@ -26,9 +26,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from service.store import keys
 from service.store.failures import translate_errors
+from service.store.game_reads import Read
 from service.store.redis_client import RedisClient
 
 MINT_SCRIPT = """
@@ -111,6 +113,25 @@ def token_field(token_hash: str) -> str:
     return f"t:{token_hash}"
 
 
+PlayerToken = tuple[float, bytes]
+"""A live player token's expiry (Unix time) and JSON."""
+
+
+def player_token_read(tag: str, token_hash: str) -> Read[PlayerToken | None]:
+    """:meth:`AppRegistry.player_token` as a :class:`~service.store.game_reads.Read`:
+    sent with a game's read in one round trip (:meth:`GameStore.read_both`)."""
+    command = ("HMGET", keys.player_key(tag), token_field(token_hash), "barred")
+    return Read((command,), _player_token)
+
+
+def _player_token(replies: list[Any]) -> PlayerToken | None:
+    [(value, barred)] = replies
+    if value is None or barred is not None:
+        return None
+    expiry, _, entry = bytes(value).partition(b"|")
+    return int(expiry) / 1000, entry
+
+
 class AppRegistry:
     """Apps and players in Redis; ``client`` gives the (lazily connected) client."""
 
@@ -161,17 +182,12 @@ class AppRegistry:
             )
         return bool(done)
 
-    def player_token(self, tag: str, token_hash: str) -> tuple[float, bytes] | None:
+    def player_token(self, tag: str, token_hash: str) -> PlayerToken | None:
         """``(expiry, JSON)`` of a player's token, None when it is unknown or revoked
         (or the player barred): one round trip."""
+        read = player_token_read(tag, token_hash)
         with translate_errors():
-            value, barred = self._client().hmget(
-                keys.player_key(tag), [token_field(token_hash), "barred"]
-            )
-        if value is None or barred is not None:
-            return None
-        expiry, _, entry = bytes(value).partition(b"|")
-        return int(expiry) / 1000, entry
+            return read.parse([self._client().execute_command(*read.commands[0])])
 
     def revoke_player(self, tag: str, bar: bool | None = None) -> int:
         """Delete every token of a player (how many); ``bar`` True bars the player,

@@ -1,13 +1,18 @@
 """The reads of :class:`~service.store.game_store.GameStore`: views, documents, events.
 
 Each is one round trip (:meth:`GameReads._fetch`, given by the store).  The layout is
-:mod:`service.store.game_store`'s.
+:mod:`service.store.game_store`'s.  The reads a request makes first are also
+:class:`Read` values (:func:`seat_view_read`, :func:`game_read`), so that a second
+read, of another key, can go in the same round trip (:meth:`GameReads.read_both`:
+a player's credential checked with its game's read).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from service.store import keys
 from service.store.events import MAX_EVENTS_PER_READ, HistoryPage, Page, read_events, read_history
@@ -21,6 +26,21 @@ REPLAY_HEAD = b'{"f":1,"r":'
 
 LOADED_FIELDS = ("v", "d", "r", "k", "h", "s", "g")
 """The state hash's fields a write reads (:func:`loaded_game`)."""
+
+SEAT_VIEW_FIELDS = ("v", "t", "p", "r", "q", "s", "g")
+"""The state hash's fields a seat's view reads (:meth:`GameReads.load_seat_view`)."""
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+@dataclass(frozen=True, slots=True)
+class Read(Generic[T]):
+    """A read as data: the commands sent in one round trip, and what their replies
+    mean.  Two reads are the same read when their commands are equal."""
+
+    commands: tuple[tuple[Any, ...], ...]
+    parse: Callable[[list[Any]], T]
 
 
 class LoadedGame(tuple[int, bytes, bytes | None]):
@@ -78,12 +98,48 @@ class Versioned(tuple[Any, ...]):
         return made
 
 
+def seat_view_read(game_id: str) -> Read[Versioned | None]:
+    """:meth:`GameReads.load_seat_view` of ``game_id`` as a :class:`Read`."""
+    return Read((("HMGET", keys.key(game_id, keys.STATE), *SEAT_VIEW_FIELDS),), _seat_view)
+
+
+def _seat_view(replies: list[Any]) -> Versioned | None:
+    [(version, deadline, public, results, parts, seq, tag)] = replies
+    if version is None:
+        return None
+    found = (int(version), deadline_of(deadline), public or b"", results, parts or b"")
+    return Versioned(found, last_event(seq, tag))
+
+
+def game_read(game_id: str) -> Read[LoadedGame | None]:
+    """:meth:`GameReads.load_game` of ``game_id`` as a :class:`Read`."""
+    return Read((("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS),), _loaded_game)
+
+
+def _loaded_game(replies: list[Any]) -> LoadedGame | None:
+    [found] = replies
+    return loaded_game(found)
+
+
 class GameReads:
     """The reads of a game store, over :meth:`_fetch`."""
 
     def _fetch(self, *commands: tuple[Any, ...]) -> list[Any]:
         """Replies to ``commands`` sent in one round trip (given by the store)."""
         raise NotImplementedError
+
+    def read(self, read: Read[T]) -> T:
+        """What ``read`` reads (one round trip)."""
+        with translate_errors():
+            return read.parse(self._fetch(*read.commands))
+
+    def read_both(self, first: Read[T], second: Read[U]) -> tuple[T, U]:
+        """What ``first`` and ``second`` read, in one round trip (keys of different
+        slots too: a cluster's pipeline sends each node its part at once)."""
+        split = len(first.commands)
+        with translate_errors():
+            replies = self._fetch(*first.commands, *second.commands)
+        return first.parse(replies[:split]), second.parse(replies[split:])
 
     def _confirm_written(self, game_id: str) -> None:
         """Wait until the writes made so far are confirmed, if the store's
@@ -158,21 +214,12 @@ class GameReads:
         the last change (``b""`` if none were): ``(version, turn deadline,
         public view, results, seat parts)`` (and its ``last`` event), or None if
         there is no game."""
-        with translate_errors():
-            [(version, deadline, public, results, parts, seq, tag)] = self._fetch(
-                ("HMGET", keys.key(game_id, keys.STATE), "v", "t", "p", "r", "q", "s", "g")
-            )
-        if version is None:
-            return None
-        found = (int(version), deadline_of(deadline), public or b"", results, parts or b"")
-        return Versioned(found, last_event(seq, tag))
+        return self.read(seat_view_read(game_id))
 
     def load_game(self, game_id: str) -> LoadedGame | None:
         """``(version, document, results)`` of a game (results None when none were
         stored) and its digest chain, or None if there is none (one round trip)."""
-        with translate_errors():
-            [found] = self._fetch(("HMGET", keys.key(game_id, keys.STATE), *LOADED_FIELDS))
-        return loaded_game(found)
+        return self.read(game_read(game_id))
 
     def events(
         self,
