@@ -95,22 +95,23 @@ class Call:
     def read(self, read: Read[T]) -> T:
         """What ``read`` finds: read already for this request when it was the read
         made with the credential's check (:attr:`prefetched`, used once), else read now."""
-        done = self.prefetched
-        if done is not None and done[0].commands == read.commands:
-            self.prefetched = None
-            found: T = done[1]
-            return found
-        return self.services.store.read(read)
+        taken = self._take_prefetched(read)
+        return taken[0] if taken is not None else self.services.store.read(read)
 
     def prefetched_read(self, read: Read[T]) -> T | None:
         """What :meth:`read` would find without reading: None when ``read`` was not
         made already (a write's first attempt then reads for itself)."""
+        taken = self._take_prefetched(read)
+        return None if taken is None else taken[0]
+
+    def _take_prefetched(self, read: Read[T]) -> tuple[T] | None:
+        """What :attr:`prefetched` found, once, if it is ``read``'s (a 1-tuple, as
+        what a read finds may itself be None)."""
         done = self.prefetched
         if done is None or done[0].commands != read.commands:
             return None
         self.prefetched = None
-        found: T = done[1]
-        return found
+        return (done[1],)
 
 
 CURRENT_CALL: ContextVar[Call | None] = ContextVar("t13_call", default=None)
