@@ -80,6 +80,27 @@ def seat(
     raise AssertionError(f"{player} was never seated")
 
 
+def assert_seated_by_level(
+    store: GameStore, answers: dict[str, dict[str, Any]], levels: dict[str, Any], seats: int
+) -> None:
+    """Every player of ``levels`` (player -> its level) was answered a seat; no seat
+    was given twice; each game holds exactly the players answered its seats, all of
+    one level; and each level filled the fewest games of ``seats`` it could."""
+    assert len(answers) == len(levels)
+    taken = Counter((a["id"], a["seat"]) for a in answers.values())
+    assert max(taken.values()) == 1, "a seat given twice"
+    by_game: dict[str, list[str]] = defaultdict(list)
+    for player, answer in answers.items():
+        by_game[answer["id"]].append(player)
+    for game_id, seated in by_game.items():
+        record = GameRecord.loaded(*store.load_game(game_id)[1:])
+        assert sorted(s.player_id for s in record.seats if s.name is not None) == sorted(seated)
+        assert len({levels[p] for p in seated}) == 1, "players of two levels together"
+    per_level = Counter(levels.values())
+    games_per_level = Counter(levels[seated[0]] for seated in by_game.values())
+    assert games_per_level == {lvl: math.ceil(n / seats) for lvl, n in per_level.items()}
+
+
 def test_far_apart_players_are_not_seated_together_at_first(store, lobby_config, app_id):
     window = SkillWindow(1.0, 0.0, 1.0)
     low = seat(store, lobby_config, app_id, "low", window.ask("low", 10.0))
@@ -168,19 +189,7 @@ def test_a_crowd_of_mixed_skills_never_overfills_nor_mixes(store, lobby_config, 
         thread.start()
     for thread in threads:
         thread.join(120)
-    assert len(answers) == len(skills)
-    taken = Counter((a["id"], a["seat"]) for a in answers.values())
-    assert max(taken.values()) == 1, "a seat given twice"
-    by_game: dict[str, list[str]] = defaultdict(list)
-    for player, answer in answers.items():
-        by_game[answer["id"]].append(player)
-    for game_id, seated in by_game.items():
-        record = GameRecord.loaded(*store.load_game(game_id)[1:])
-        assert sorted(s.player_id for s in record.seats if s.name is not None) == sorted(seated)
-        assert len({skills[p] for p in seated}) == 1, "players of two levels together"
-    per_level = Counter(skills.values())
-    games_per_level = Counter(skills[seated[0]] for seated in by_game.values())
-    assert games_per_level == {lvl: math.ceil(n / seats) for lvl, n in per_level.items()}
+    assert_seated_by_level(store, answers, skills, seats)
 
 
 def test_api_player_quick_join_is_rated_and_exactly_once(apps_client, new_app, store):
@@ -309,18 +318,7 @@ def test_over_http_a_crowd_of_mixed_ratings_fills_games_of_its_levels(apps_app, 
         thread.start()
     for thread in threads:
         thread.join(120)
-    assert len(answers) == len(levels)
-    assert max(Counter((a["id"], a["seat"]) for a in answers.values()).values()) == 1
-    by_game: dict[str, list[str]] = defaultdict(list)
-    for player, answer in answers.items():
-        by_game[answer["id"]].append(player)
-    for game_id, seated in by_game.items():
-        record = GameRecord.loaded(*store.load_game(game_id)[1:])
-        assert sorted(s.player_id for s in record.seats if s.name is not None) == sorted(seated)
-        assert len({levels[p] for p in seated}) == 1, "players of two levels together"
-    per_level = Counter(levels.values())
-    games_per_level = Counter(levels[seated[0]] for seated in by_game.values())
-    assert games_per_level == {lvl: math.ceil(n / 3) for lvl, n in per_level.items()}
+    assert_seated_by_level(store, answers, levels, 3)
 
 
 def test_a_waiting_table_is_filled_with_bots_of_its_players_level(
